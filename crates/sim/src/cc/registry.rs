@@ -1,0 +1,66 @@
+//! Every congestion-control algorithm by name: one line per algorithm.
+//!
+//! Defaults live in each algorithm's parameter struct, once; `tcpeval cc list` prints them
+//! from here, so the Python side never repeats them.
+
+use super::{reno, CongestionControl, Init};
+
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+/// An entry of the registry: written at the end of each algorithm's file.
+pub struct Algorithm {
+    pub name: &'static str,
+    /// The specification it follows.
+    pub source: &'static str,
+    /// Parameters with their default values.
+    pub defaults: fn() -> serde_json::Value,
+    pub build: fn(&Params, &Init) -> Result<Box<dyn CongestionControl>, String>,
+}
+
+pub const ALGORITHMS: &[Algorithm] = &[reno::ALGORITHM];
+
+pub fn find(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.name == name)
+}
+
+/// Build the controller named in `cc` (`{"name": ..., params...}`).
+pub fn build(cc: &Params, init: &Init) -> Result<Box<dyn CongestionControl>, (String, String)> {
+    let name = cc.get("name").and_then(|v| v.as_str()).unwrap_or_default();
+    let algorithm = find(name).ok_or_else(|| {
+        let known: Vec<_> = ALGORITHMS.iter().map(|a| a.name).collect();
+        (name.to_owned(), format!("is not a known algorithm (known: {})", known.join(", ")))
+    })?;
+    let mut params = cc.clone();
+    params.remove("name");
+    (algorithm.build)(&params, init).map_err(|e| (name.to_owned(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn init() -> Init {
+        Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 1 }
+    }
+
+    #[test]
+    fn every_algorithm_builds_with_its_defaults() {
+        for a in ALGORITHMS {
+            let mut cc = Params::new();
+            cc.insert("name".into(), a.name.into());
+            let c = build(&cc, &init()).unwrap_or_else(|e| panic!("{}: {:?}", a.name, e));
+            assert_eq!(c.cwnd(), 10.0, "{} starts at the initial window", a.name);
+            assert!((a.defaults)().is_object());
+        }
+    }
+
+    #[test]
+    fn unknown_names_and_parameters_are_errors() {
+        let mut cc = Params::new();
+        cc.insert("name".into(), "renoo".into());
+        assert!(build(&cc, &init()).unwrap_err().1.contains("known: reno"));
+        cc.insert("name".into(), "reno".into());
+        cc.insert("bogus".into(), 1.into());
+        assert!(build(&cc, &init()).unwrap_err().1.contains("bogus"));
+    }
+}

@@ -1,0 +1,195 @@
+//! The event queue: a binary heap of small plain events ordered by (time, insertion number),
+//! so simultaneous events run in the order they were scheduled and every run is repeatable.
+//!
+//! The heap stays small by design: each link keeps its packets in flight in its own FIFO and
+//! only the head sits here; each TCP timer is one deadline per connection (see `Timer`).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Index of a flow (sender/receiver pair).
+pub type FlowId = u32;
+/// Index of a link.
+pub type LinkId = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The head packet of a link's delay line reaches the link's far end.
+    LinkExit(LinkId),
+    FlowStart(FlowId),
+    /// The application of this flow stops handing data to TCP.
+    FlowStop(FlowId),
+    /// The sender's retransmission timer deadline may have come.
+    Rto(FlowId),
+    /// The sender's pacing gate may have opened.
+    PacingWake(FlowId),
+    /// The receiver's delayed-ACK timer deadline may have come.
+    DelayedAck(FlowId),
+    /// Record one row of every time series.
+    Sample,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    time_ns: u64,
+    seq: u64,
+    event: Event,
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
+        (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    next_seq: u64,
+    popped: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, time_ns: u64, event: Event) {
+        self.heap.push(Entry { time_ns, seq: self.next_seq, event });
+        self.next_seq += 1;
+    }
+
+    pub fn pop(&mut self) -> Option<(u64, Event)> {
+        let e = self.heap.pop()?;
+        self.popped += 1;
+        Some((e.time_ns, e.event))
+    }
+
+    pub fn peek_time_ns(&self) -> Option<u64> {
+        self.heap.peek().map(|e| e.time_ns)
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.popped
+    }
+}
+
+/// A deadline that is re-armed often but fires rarely (the RTO, re-armed on every ACK).
+///
+/// Moving the deadline later costs nothing: the pending heap entry stays, and when it fires
+/// `fire` says "not yet" and asks for a new wake-up at the real deadline. Only moving the
+/// deadline earlier pushes a new entry; the older, later entry becomes stale and is ignored.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer {
+    deadline_ns: Option<u64>,
+    /// Time of the heap entry this timer relies on, if any.
+    wake_ns: Option<u64>,
+}
+
+/// What the owner of a timer should do after a change or a wake-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerAction {
+    Nothing,
+    /// Push a wake-up event at this time.
+    Schedule(u64),
+    /// The deadline has come: act on it.
+    Fire,
+}
+
+impl Timer {
+    pub fn deadline_ns(&self) -> Option<u64> {
+        self.deadline_ns
+    }
+
+    pub fn set(&mut self, deadline_ns: u64) -> TimerAction {
+        self.deadline_ns = Some(deadline_ns);
+        match self.wake_ns {
+            Some(w) if w <= deadline_ns => TimerAction::Nothing,
+            _ => {
+                self.wake_ns = Some(deadline_ns);
+                TimerAction::Schedule(deadline_ns)
+            }
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.deadline_ns = None;
+    }
+
+    /// A wake-up scheduled for this timer popped at `now_ns`.
+    pub fn on_wake(&mut self, now_ns: u64) -> TimerAction {
+        if self.wake_ns != Some(now_ns) {
+            return TimerAction::Nothing; // stale: a later or earlier entry is the live one
+        }
+        self.wake_ns = None;
+        match self.deadline_ns {
+            None => TimerAction::Nothing,
+            Some(d) if d <= now_ns => {
+                self.deadline_ns = None;
+                TimerAction::Fire
+            }
+            Some(d) => {
+                self.wake_ns = Some(d);
+                TimerAction::Schedule(d)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_pop_in_insertion_order() {
+        let mut q = EventQueue::default();
+        q.push(5, Event::Sample);
+        q.push(3, Event::FlowStart(2));
+        q.push(5, Event::FlowStart(1));
+        q.push(3, Event::FlowStart(0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (3, Event::FlowStart(2)),
+                (3, Event::FlowStart(0)),
+                (5, Event::Sample),
+                (5, Event::FlowStart(1))
+            ]
+        );
+        assert_eq!(q.events(), 4);
+    }
+
+    #[test]
+    fn a_timer_pushed_later_reuses_its_wake_up() {
+        let mut t = Timer::default();
+        assert_eq!(t.set(100), TimerAction::Schedule(100));
+        assert_eq!(t.set(150), TimerAction::Nothing);
+        assert_eq!(t.set(200), TimerAction::Nothing);
+        // The wake-up at 100 finds the deadline moved to 200 and asks for one there.
+        assert_eq!(t.on_wake(100), TimerAction::Schedule(200));
+        assert_eq!(t.on_wake(200), TimerAction::Fire);
+        assert_eq!(t.deadline_ns(), None);
+    }
+
+    #[test]
+    fn a_timer_pulled_earlier_ignores_the_stale_wake_up() {
+        let mut t = Timer::default();
+        assert_eq!(t.set(100), TimerAction::Schedule(100));
+        assert_eq!(t.set(50), TimerAction::Schedule(50));
+        assert_eq!(t.on_wake(50), TimerAction::Fire);
+        assert_eq!(t.on_wake(100), TimerAction::Nothing);
+    }
+
+    #[test]
+    fn a_cleared_timer_does_not_fire() {
+        let mut t = Timer::default();
+        t.set(100);
+        t.clear();
+        assert_eq!(t.on_wake(100), TimerAction::Nothing);
+    }
+}

@@ -1,0 +1,53 @@
+//! Packets are small `Copy` values moved through FIFOs: no heap allocation per packet.
+//!
+//! Sequence numbers count segments, not bytes (windows are in packets throughout); the
+//! byte offset of a segment is `seq * mss`.
+
+use crate::engine::FlowId;
+
+/// Most SACK blocks an ACK carries (RFC 2018 §3: three when timestamps are in use, as on Linux).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Data,
+    Ack,
+}
+
+/// A SACK block `[start, end)` in segments, relative to the ACK's cumulative acknowledgement
+/// (so it fits in 32 bits even after terabytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    pub start: u32,
+    pub end: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub kind: Kind,
+    /// Position in the flow's route for this direction.
+    pub hop: u8,
+    pub n_sack: u8,
+    pub size_bytes: u32,
+    /// Data: the segment number. Ack: the next segment expected (cumulative ACK).
+    pub seq: u64,
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+}
+
+impl Packet {
+    pub fn data(flow: FlowId, seq: u64, size_bytes: u32) -> Self {
+        Self { flow, kind: Kind::Data, hop: 0, n_sack: 0, size_bytes, seq, sack: Default::default() }
+    }
+
+    pub fn ack(flow: FlowId, cum_ack: u64, size_bytes: u32) -> Self {
+        Self { flow, kind: Kind::Ack, hop: 0, n_sack: 0, size_bytes, seq: cum_ack, sack: Default::default() }
+    }
+
+    /// SACK blocks in absolute segment numbers, most recent first (RFC 2018 §4).
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sack[..usize::from(self.n_sack)]
+            .iter()
+            .map(|b| (self.seq + u64::from(b.start), self.seq + u64::from(b.end)))
+    }
+}
