@@ -58,7 +58,11 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn push(&mut self, time_ns: u64, event: Event) {
-        self.heap.push(Entry { time_ns, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            time_ns,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
 

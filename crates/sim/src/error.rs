@@ -10,8 +10,16 @@ pub struct ScenarioError {
 }
 
 impl ScenarioError {
-    pub fn new(field: impl Into<String>, value: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { field: field.into(), value: value.into(), reason: reason.into() }
+    pub fn new(
+        field: impl Into<String>,
+        value: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
     }
 }
 

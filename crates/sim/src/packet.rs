@@ -37,11 +37,27 @@ pub struct Packet {
 
 impl Packet {
     pub fn data(flow: FlowId, seq: u64, size_bytes: u32) -> Self {
-        Self { flow, kind: Kind::Data, hop: 0, n_sack: 0, size_bytes, seq, sack: Default::default() }
+        Self {
+            flow,
+            kind: Kind::Data,
+            hop: 0,
+            n_sack: 0,
+            size_bytes,
+            seq,
+            sack: Default::default(),
+        }
     }
 
     pub fn ack(flow: FlowId, cum_ack: u64, size_bytes: u32) -> Self {
-        Self { flow, kind: Kind::Ack, hop: 0, n_sack: 0, size_bytes, seq: cum_ack, sack: Default::default() }
+        Self {
+            flow,
+            kind: Kind::Ack,
+            hop: 0,
+            n_sack: 0,
+            size_bytes,
+            seq: cum_ack,
+            sack: Default::default(),
+        }
     }
 
     /// SACK blocks in absolute segment numbers, most recent first (RFC 2018 §4).

@@ -90,7 +90,11 @@ impl Scenario {
         let b = &self.bottleneck;
         match (b.queue_pkts, b.queue_bytes) {
             (Some(0), None) => {
-                return Err(ScenarioError::new("bottleneck.queue", "0pkt", "must hold at least one packet"))
+                return Err(ScenarioError::new(
+                    "bottleneck.queue",
+                    "0pkt",
+                    "must hold at least one packet",
+                ))
             }
             (Some(_), None) | (None, Some(_)) => {}
             _ => {
@@ -102,13 +106,25 @@ impl Scenario {
             }
         }
         if b.aqm != "droptail" {
-            return Err(ScenarioError::new("bottleneck.aqm", &b.aqm, "only 'droptail' is available"));
+            return Err(ScenarioError::new(
+                "bottleneck.aqm",
+                &b.aqm,
+                "only 'droptail' is available",
+            ));
         }
         if !(0.0..1.0).contains(&b.loss) {
-            return Err(ScenarioError::new("bottleneck.loss", b.loss.to_string(), "must be in [0, 1)"));
+            return Err(ScenarioError::new(
+                "bottleneck.loss",
+                b.loss.to_string(),
+                "must be in [0, 1)",
+            ));
         }
         if self.flows.is_empty() {
-            return Err(ScenarioError::new("flows", "[]", "at least one flow is needed"));
+            return Err(ScenarioError::new(
+                "flows",
+                "[]",
+                "at least one flow is needed",
+            ));
         }
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
@@ -122,23 +138,43 @@ impl Scenario {
             return Err(ScenarioError::new(field("rtt"), "0", "must be positive"));
         }
         if f.mss_bytes < 64 || f.mss_bytes > 65_000 {
-            return Err(ScenarioError::new(field("mss"), f.mss_bytes.to_string(), "must be 64..65000 bytes"));
+            return Err(ScenarioError::new(
+                field("mss"),
+                f.mss_bytes.to_string(),
+                "must be 64..65000 bytes",
+            ));
         }
         if f.initial_cwnd_pkts == 0 {
-            return Err(ScenarioError::new(field("initial_cwnd"), "0", "must be at least 1 packet"));
+            return Err(ScenarioError::new(
+                field("initial_cwnd"),
+                "0",
+                "must be at least 1 packet",
+            ));
         }
         if f.window_pkts == Some(0) {
-            return Err(ScenarioError::new(field("window"), "0", "must allow at least one packet"));
+            return Err(ScenarioError::new(
+                field("window"),
+                "0",
+                "must allow at least one packet",
+            ));
         }
         if f.size_bytes == Some(0) {
             return Err(ScenarioError::new(field("size"), "0", "must be positive"));
         }
         if let Some(stop) = f.stop_ns {
             if stop <= f.start_ns {
-                return Err(ScenarioError::new(field("stop"), stop.to_string(), "must be after start"));
+                return Err(ScenarioError::new(
+                    field("stop"),
+                    stop.to_string(),
+                    "must be after start",
+                ));
             }
         }
-        if self.bottleneck.queue_bytes.is_some_and(|q| q < u64::from(f.packet_bytes())) {
+        if self
+            .bottleneck
+            .queue_bytes
+            .is_some_and(|q| q < u64::from(f.packet_bytes()))
+        {
             return Err(ScenarioError::new(
                 "bottleneck.queue",
                 format!("{}B", self.bottleneck.queue_bytes.unwrap_or(0)),

@@ -23,12 +23,23 @@ pub fn find(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)
 }
 
+/// Every algorithm with its source and default parameters, as JSON for `tcpeval cc list`.
+pub fn describe() -> serde_json::Value {
+    ALGORITHMS
+        .iter()
+        .map(|a| serde_json::json!({"name": a.name, "source": a.source, "params": (a.defaults)()}))
+        .collect()
+}
+
 /// Build the controller named in `cc` (`{"name": ..., params...}`).
 pub fn build(cc: &Params, init: &Init) -> Result<Box<dyn CongestionControl>, (String, String)> {
     let name = cc.get("name").and_then(|v| v.as_str()).unwrap_or_default();
     let algorithm = find(name).ok_or_else(|| {
         let known: Vec<_> = ALGORITHMS.iter().map(|a| a.name).collect();
-        (name.to_owned(), format!("is not a known algorithm (known: {})", known.join(", ")))
+        (
+            name.to_owned(),
+            format!("is not a known algorithm (known: {})", known.join(", ")),
+        )
     })?;
     let mut params = cc.clone();
     params.remove("name");
@@ -40,7 +51,11 @@ mod tests {
     use super::*;
 
     fn init() -> Init {
-        Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 1 }
+        Init {
+            mss_bytes: 1448,
+            initial_cwnd_pkts: 10.0,
+            seed: 1,
+        }
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub struct RenoParams {
 
 impl Default for RenoParams {
     fn default() -> Self {
-        Self { abc: false, abc_limit: 2.0 }
+        Self {
+            abc: false,
+            abc_limit: 2.0,
+        }
     }
 }
 
@@ -39,7 +42,11 @@ pub struct Reno {
 
 impl Reno {
     pub fn new(params: RenoParams, init: &Init) -> Self {
-        Self { params, cwnd: init.initial_cwnd_pkts, ssthresh: f64::INFINITY }
+        Self {
+            params,
+            cwnd: init.initial_cwnd_pkts,
+            ssthresh: f64::INFINITY,
+        }
     }
 
     /// What this ACK counts for: packets under ABC, one per ACK otherwise.
@@ -59,7 +66,11 @@ impl CongestionControl for Reno {
         }
         let mut credit = self.credit(ack.acked);
         if self.cwnd < self.ssthresh {
-            let ss_credit = if self.params.abc { credit.min(self.params.abc_limit) } else { credit };
+            let ss_credit = if self.params.abc {
+                credit.min(self.params.abc_limit)
+            } else {
+                credit
+            };
             let (cwnd, left) = slow_start(self.cwnd, self.ssthresh, ss_credit);
             self.cwnd = cwnd;
             credit = left;
@@ -103,7 +114,13 @@ mod tests {
     use crate::cc::CaState;
 
     fn path() -> Path {
-        Path { mss_bytes: 1448, srtt_ns: 0, min_rtt_ns: u64::MAX, delivered: 0, round: 0 }
+        Path {
+            mss_bytes: 1448,
+            srtt_ns: 0,
+            min_rtt_ns: u64::MAX,
+            delivered: 0,
+            round: 0,
+        }
     }
 
     fn ack(acked: u32) -> Ack {
@@ -122,12 +139,26 @@ mod tests {
     }
 
     fn reno(abc: bool) -> Reno {
-        let init = Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 0 };
-        Reno::new(RenoParams { abc, ..RenoParams::default() }, &init)
+        let init = Init {
+            mss_bytes: 1448,
+            initial_cwnd_pkts: 10.0,
+            seed: 0,
+        };
+        Reno::new(
+            RenoParams {
+                abc,
+                ..RenoParams::default()
+            },
+            &init,
+        )
     }
 
     fn loss() -> CongestionEvent {
-        CongestionEvent { now_ns: 0, in_flight: 0, lost: 1 }
+        CongestionEvent {
+            now_ns: 0,
+            in_flight: 0,
+            lost: 1,
+        }
     }
 
     #[test]
@@ -171,8 +202,20 @@ mod tests {
     #[test]
     fn no_growth_in_recovery_or_when_not_cwnd_limited() {
         let mut r = reno(false);
-        r.on_ack(&Ack { ca_state: CaState::Recovery, ..ack(1) }, &path());
-        r.on_ack(&Ack { cwnd_limited: false, ..ack(1) }, &path());
+        r.on_ack(
+            &Ack {
+                ca_state: CaState::Recovery,
+                ..ack(1)
+            },
+            &path(),
+        );
+        r.on_ack(
+            &Ack {
+                cwnd_limited: false,
+                ..ack(1)
+            },
+            &path(),
+        );
         assert_eq!(r.cwnd(), 10.0);
     }
 

@@ -64,7 +64,13 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn bottleneck(name: &str, rate_bps: u64, delay_ns: u64, queue: DropTail, loss: BernoulliLoss) -> Self {
+    pub fn bottleneck(
+        name: &str,
+        rate_bps: u64,
+        delay_ns: u64,
+        queue: DropTail,
+        loss: BernoulliLoss,
+    ) -> Self {
         Self::new(name, Some(rate_bps), delay_ns, Some(queue), loss)
     }
 
@@ -133,7 +139,10 @@ impl Link {
     /// Remove the head packet, which has reached the far end. Returns it and, if another
     /// packet follows, the time that one exits.
     pub fn pop(&mut self) -> (Packet, Option<u64>) {
-        let (_, pkt) = self.in_flight.pop_front().expect("a link exit event implies a packet");
+        let (_, pkt) = self
+            .in_flight
+            .pop_front()
+            .expect("a link exit event implies a packet");
         if self.transmitted > 0 {
             self.transmitted -= 1;
         } else {
@@ -156,9 +165,9 @@ impl Link {
         self.counters.accepted_bytes - self.queued_bytes
     }
 
-    /// Packets accepted but not yet at the far end.
-    pub fn in_flight_pkts(&self) -> u64 {
-        self.in_flight.len() as u64
+    /// The packets accepted and not yet at the far end, oldest first.
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.in_flight.iter().map(|(_, p)| p)
     }
 
     /// Count the packets whose transmission ended by `now_ns` as gone from the queue.
@@ -185,14 +194,19 @@ mod tests {
     use crate::net::queue::Limit;
 
     fn link(limit_pkts: u64) -> Link {
-        let q = DropTail { limit: Limit::Packets(limit_pkts) };
+        let q = DropTail {
+            limit: Limit::Packets(limit_pkts),
+        };
         Link::bottleneck("b", 1_000_000_000, 5_000, q, BernoulliLoss::new(0.0, 0))
     }
 
     #[test]
     fn back_to_back_packets_serialise_then_propagate() {
         let mut l = link(10);
-        assert_eq!(l.offer(0, Packet::data(0, 0, 1500)), Offer::AcceptedAsHead(12_000 + 5_000));
+        assert_eq!(
+            l.offer(0, Packet::data(0, 0, 1500)),
+            Offer::AcceptedAsHead(12_000 + 5_000)
+        );
         assert_eq!(l.offer(0, Packet::data(0, 1, 1500)), Offer::Accepted);
         assert_eq!(l.backlog_pkts(0), 2);
         assert_eq!(l.backlog_pkts(12_000), 1);
@@ -206,9 +220,15 @@ mod tests {
         let mut l = link(2);
         l.offer(0, Packet::data(0, 0, 1500));
         l.offer(0, Packet::data(0, 1, 1500));
-        assert_eq!(l.offer(0, Packet::data(0, 2, 1500)), Offer::Dropped(Drop::Queue));
+        assert_eq!(
+            l.offer(0, Packet::data(0, 2, 1500)),
+            Offer::Dropped(Drop::Queue)
+        );
         // Once the first has been sent there is room again.
-        assert!(matches!(l.offer(12_000, Packet::data(0, 3, 1500)), Offer::Accepted));
+        assert!(matches!(
+            l.offer(12_000, Packet::data(0, 3, 1500)),
+            Offer::Accepted
+        ));
         assert_eq!(l.drops(), 1);
     }
 
@@ -224,7 +244,10 @@ mod tests {
     #[test]
     fn a_delay_line_keeps_order_and_never_queues() {
         let mut l = Link::delay_line("d", 1_000);
-        assert_eq!(l.offer(10, Packet::ack(0, 1, 52)), Offer::AcceptedAsHead(1_010));
+        assert_eq!(
+            l.offer(10, Packet::ack(0, 1, 52)),
+            Offer::AcceptedAsHead(1_010)
+        );
         assert_eq!(l.offer(20, Packet::ack(0, 2, 52)), Offer::Accepted);
         assert_eq!(l.backlog_pkts(20), 0);
         assert_eq!(l.pop().1, Some(1_020));

@@ -13,7 +13,10 @@ pub struct BernoulliLoss {
 
 impl BernoulliLoss {
     pub fn new(p: f64, seed: u64) -> Self {
-        Self { p, rng: Xoshiro256PlusPlus::seed_from_u64(seed) }
+        Self {
+            p,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
     }
 
     /// Whether the next packet is lost. Draws nothing when `p` is zero, so a lossless link

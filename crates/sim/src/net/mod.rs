@@ -3,4 +3,4 @@
 pub mod link;
 pub mod loss;
 pub mod queue;
-
+pub mod topology;

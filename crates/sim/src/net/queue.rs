@@ -32,14 +32,18 @@ mod tests {
 
     #[test]
     fn packet_limit_counts_packets() {
-        let q = DropTail { limit: Limit::Packets(2) };
+        let q = DropTail {
+            limit: Limit::Packets(2),
+        };
         assert!(q.admits(1, 3000, 1500));
         assert!(!q.admits(2, 0, 1500));
     }
 
     #[test]
     fn byte_limit_counts_bytes() {
-        let q = DropTail { limit: Limit::Bytes(3000) };
+        let q = DropTail {
+            limit: Limit::Bytes(3000),
+        };
         assert!(q.admits(1, 1500, 1500));
         assert!(!q.admits(1, 1501, 1500));
     }

@@ -1,0 +1,93 @@
+//! One flow: a sender/receiver pair, its route, and what the scenario asks of it.
+
+use std::collections::VecDeque;
+
+use crate::cc::{registry, Init};
+use crate::engine::{FlowId, Timer};
+use crate::error::ScenarioError;
+use crate::net::topology::Route;
+use crate::scenario::{self, Scenario};
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Sender, SenderConfig};
+use crate::time::NS_PER_MS;
+
+/// Linux `TCP_DELACK_MIN`: how long a receiver holds back an ACK (RFC 1122 allows up to 500 ms).
+pub const DELAYED_ACK_TIMEOUT_NS: u64 = 40 * NS_PER_MS;
+
+#[derive(Debug)]
+pub struct Flow {
+    pub spec: scenario::Flow,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    pub delayed_ack: Timer,
+    pub route: Route,
+    /// Induced losses still to come (`drop_at`), earliest first.
+    pub drops_due_ns: VecDeque<u64>,
+    pub total_segments: Option<u64>,
+    /// When the receiver had the whole transfer.
+    pub completion_ns: Option<u64>,
+    /// Segments delivered in order when the application stopped.
+    pub delivered_at_stop: Option<u64>,
+}
+
+impl Flow {
+    pub fn new(id: FlowId, s: &Scenario, route: Route) -> Result<Self, ScenarioError> {
+        let spec = s.flows[id as usize].clone();
+        let init = Init {
+            mss_bytes: spec.mss_bytes,
+            initial_cwnd_pkts: f64::from(spec.initial_cwnd_pkts),
+            seed: s.seed ^ (u64::from(id) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        };
+        let cc = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
+            ScenarioError::new(format!("flows[{id}].cc"), value, reason)
+        })?;
+        let total_segments = spec
+            .size_bytes
+            .map(|b| b.div_ceil(u64::from(spec.mss_bytes)));
+        let last_segment_bytes = match spec.size_bytes {
+            Some(b) => (b - (total_segments.unwrap_or(1) - 1) * u64::from(spec.mss_bytes)) as u32,
+            None => spec.mss_bytes,
+        };
+        let cfg = SenderConfig {
+            mss_bytes: spec.mss_bytes,
+            sack: spec.sack,
+            window_pkts: spec.window_pkts.unwrap_or(u64::MAX),
+            total_segments,
+            last_segment_bytes,
+            min_rto_ns: spec.min_rto_ns,
+        };
+        let mut drops_due_ns: Vec<u64> = spec.drop_at_ns.clone();
+        drops_due_ns.sort_unstable();
+        Ok(Self {
+            sender: Sender::new(id, cfg, cc),
+            receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS),
+            delayed_ack: Timer::default(),
+            route,
+            drops_due_ns: drops_due_ns.into(),
+            total_segments,
+            completion_ns: None,
+            delivered_at_stop: None,
+            spec,
+        })
+    }
+
+    /// Bytes delivered in order to the receiving application after `segments` segments.
+    pub fn bytes_of(&self, segments: u64) -> u64 {
+        let bytes = segments * u64::from(self.spec.mss_bytes);
+        self.spec.size_bytes.map_or(bytes, |size| bytes.min(size))
+    }
+
+    pub fn delivered_bytes(&self) -> u64 {
+        self.bytes_of(self.receiver.rcv_nxt())
+    }
+
+    /// Whether the next data packet reaching the bottleneck at `now_ns` is to be dropped.
+    pub fn take_induced_drop(&mut self, now_ns: u64) -> bool {
+        if self.drops_due_ns.front().is_some_and(|&t| t <= now_ns) {
+            self.drops_due_ns.pop_front();
+            true
+        } else {
+            false
+        }
+    }
+}

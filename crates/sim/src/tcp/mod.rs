@@ -1,0 +1,9 @@
+//! TCP endpoints: the sender (windows, SACK scoreboard, recovery, RTO, pacing) and the
+//! receiver (reassembly, delayed ACK, SACK blocks). Sans-IO: time comes in as an argument,
+//! packets go out into a caller's buffer, deadlines are returned for the caller to schedule.
+
+pub mod rate;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;

@@ -1,0 +1,209 @@
+//! The receiver: in-order delivery to the application, out-of-order segments kept as ranges,
+//! SACK blocks (RFC 2018) and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+
+use crate::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
+
+/// What the receiver wants after a segment arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// Send an ACK now.
+    AckNow,
+    /// Hold the ACK; send it at this deadline unless another segment comes first.
+    Delay(u64),
+}
+
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    rcv_nxt: u64,
+    /// Received segments above `rcv_nxt`, as merged ranges `[start, end)`, sorted.
+    out_of_order: Vec<(u64, u64)>,
+    /// The blocks reported last, most recent first (RFC 2018 §4).
+    reported: Vec<(u64, u64)>,
+    sack: bool,
+    delayed_ack: bool,
+    delack_timeout_ns: u64,
+    /// In-order segments received since the last ACK.
+    unacked_segments: u32,
+    pub segments_received: u64,
+}
+
+impl Receiver {
+    pub fn new(sack: bool, delayed_ack: bool, delack_timeout_ns: u64) -> Self {
+        Self {
+            rcv_nxt: 0,
+            out_of_order: Vec::new(),
+            reported: Vec::with_capacity(MAX_SACK_BLOCKS + 1),
+            sack,
+            delayed_ack,
+            delack_timeout_ns,
+            unacked_segments: 0,
+            segments_received: 0,
+        }
+    }
+
+    /// Segments delivered in order to the application.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Segment `seq` arrived at `now_ns`.
+    pub fn on_segment(&mut self, now_ns: u64, seq: u64) -> Reply {
+        self.segments_received += 1;
+        if seq < self.rcv_nxt {
+            return Reply::AckNow; // a duplicate: tell the sender at once (RFC 5681 §4.2)
+        }
+        let filled_gap = !self.out_of_order.is_empty();
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            self.absorb_in_order();
+        } else {
+            self.insert_out_of_order(seq);
+        }
+        // RFC 5681 §4.2: ACK at once a segment out of order or one that fills (part of) a gap;
+        // otherwise at least every second full-sized segment, or when the timer runs out.
+        if !self.delayed_ack || seq != self.rcv_nxt - 1 || filled_gap {
+            return Reply::AckNow;
+        }
+        self.unacked_segments += 1;
+        if self.unacked_segments >= 2 {
+            Reply::AckNow
+        } else {
+            Reply::Delay(now_ns + self.delack_timeout_ns)
+        }
+    }
+
+    /// Build the ACK for everything received so far.
+    pub fn make_ack(&mut self, pkt: &mut Packet) {
+        self.unacked_segments = 0;
+        pkt.seq = self.rcv_nxt;
+        pkt.n_sack = 0;
+        if !self.sack {
+            return;
+        }
+        let rcv_nxt = self.rcv_nxt;
+        self.reported.retain(|b| b.1 > rcv_nxt);
+        // RFC 2018 §4: as many distinct blocks as fit; after the recent ones, the highest others.
+        let others = self
+            .out_of_order
+            .iter()
+            .rev()
+            .filter(|r| !self.reported.contains(r));
+        for &(s, e) in self.reported.iter().chain(others).take(MAX_SACK_BLOCKS) {
+            pkt.sack[usize::from(pkt.n_sack)] = SackBlock {
+                start: (s - rcv_nxt) as u32,
+                end: (e - rcv_nxt) as u32,
+            };
+            pkt.n_sack += 1;
+        }
+    }
+
+    /// Whether an ACK is being held back.
+    pub fn ack_pending(&self) -> bool {
+        self.unacked_segments > 0
+    }
+
+    fn absorb_in_order(&mut self) {
+        if let Some(&(s, e)) = self.out_of_order.first() {
+            if s <= self.rcv_nxt {
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.out_of_order.remove(0);
+            }
+        }
+    }
+
+    fn insert_out_of_order(&mut self, seq: u64) {
+        let ranges = &mut self.out_of_order;
+        // Arrivals mostly extend the highest range: look there first.
+        let i = match ranges.last() {
+            Some(&(_, e)) if e <= seq => ranges.len(),
+            _ => ranges.partition_point(|r| r.1 <= seq),
+        };
+        let block = match ranges.get(i) {
+            Some(&(s, e)) if s <= seq && seq < e => (s, e), // already held
+            _ => {
+                let joins_prev = i > 0 && ranges[i - 1].1 == seq;
+                let joins_next = ranges.get(i).is_some_and(|r| r.0 == seq + 1);
+                match (joins_prev, joins_next) {
+                    (true, true) => {
+                        ranges[i - 1].1 = ranges[i].1;
+                        ranges.remove(i);
+                        ranges[i - 1]
+                    }
+                    (true, false) => {
+                        ranges[i - 1].1 = seq + 1;
+                        ranges[i - 1]
+                    }
+                    (false, true) => {
+                        ranges[i].0 = seq;
+                        ranges[i]
+                    }
+                    (false, false) => {
+                        ranges.insert(i, (seq, seq + 1));
+                        (seq, seq + 1)
+                    }
+                }
+            }
+        };
+        self.report_first(block);
+    }
+
+    /// RFC 2018 §4: the first block holds the newest segment; the others repeat the most
+    /// recently reported blocks that it does not cover.
+    fn report_first(&mut self, block: (u64, u64)) {
+        self.reported.retain(|b| b.1 < block.0 || b.0 > block.1);
+        self.reported.insert(0, block);
+        self.reported.truncate(MAX_SACK_BLOCKS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(r: &mut Receiver) -> (u64, Vec<(u64, u64)>) {
+        let mut p = Packet::ack(0, 0, 52);
+        r.make_ack(&mut p);
+        (p.seq, p.sack_blocks().collect())
+    }
+
+    #[test]
+    fn delayed_acks_cover_every_second_segment() {
+        let mut r = Receiver::new(true, true, 40);
+        assert_eq!(r.on_segment(0, 0), Reply::Delay(40));
+        assert_eq!(r.on_segment(1, 1), Reply::AckNow);
+        blocks(&mut r);
+        assert_eq!(r.on_segment(2, 2), Reply::Delay(42));
+        assert!(r.ack_pending());
+    }
+
+    #[test]
+    fn a_hole_is_reported_with_the_newest_block_first() {
+        let mut r = Receiver::new(true, true, 40);
+        r.on_segment(0, 0);
+        assert_eq!(r.on_segment(0, 2), Reply::AckNow);
+        r.on_segment(0, 3);
+        assert_eq!(blocks(&mut r), (1, vec![(2, 4)]));
+        r.on_segment(0, 6);
+        assert_eq!(blocks(&mut r), (1, vec![(6, 7), (2, 4)]));
+        // The retransmission fills the first hole: ACK at once, up to the next hole.
+        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (4, vec![(6, 7)]));
+    }
+
+    #[test]
+    fn at_most_three_blocks_most_recent_first() {
+        let mut r = Receiver::new(true, false, 40);
+        for seq in [2, 4, 6, 8, 5] {
+            r.on_segment(0, seq);
+        }
+        assert_eq!(blocks(&mut r), (0, vec![(4, 7), (8, 9), (2, 3)]));
+    }
+
+    #[test]
+    fn without_sack_only_the_cumulative_ack_is_sent() {
+        let mut r = Receiver::new(false, false, 40);
+        r.on_segment(0, 0);
+        r.on_segment(0, 2);
+        assert_eq!(blocks(&mut r), (1, vec![]));
+    }
+}

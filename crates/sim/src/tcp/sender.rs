@@ -1,0 +1,420 @@
+//! The TCP sender: what to send and when, loss detection and recovery, the retransmission
+//! timer, and the calls into the congestion controller.
+//!
+//! Recovery follows RFC 6675 with SACK (a hole is lost once three segments above it are
+//! SACKed; the sender keeps `pipe < cwnd`, retransmitting lost segments first) and RFC 6582
+//! NewReno without it (three duplicate ACKs or a partial ACK mark the first unacknowledged
+//! segment lost; duplicate ACKs stand in for SACKed segments in `pipe`, as in Linux). Either
+//! way the controller is told once per window (`on_congestion`) and sets cwnd = ssthresh;
+//! the window is not inflated. Timeouts follow RFC 6298 (see `rtt.rs`).
+
+use super::rate::RateSampler;
+use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, Segment, DUP_THRESH};
+use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
+use crate::engine::{FlowId, Timer, TimerAction};
+use crate::packet::Packet;
+use crate::scenario::HEADER_BYTES;
+use crate::time::tx_time_ns;
+
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub mss_bytes: u32,
+    pub sack: bool,
+    /// Socket-buffer limit on segments outstanding; `u64::MAX` when unlimited.
+    pub window_pkts: u64,
+    /// Segments of a finite transfer; `None` for a bulk transfer.
+    pub total_segments: Option<u64>,
+    /// Payload of the last segment of a finite transfer.
+    pub last_segment_bytes: u32,
+    pub min_rto_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data packets transmitted, retransmissions included.
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Window reductions for inferred loss (fast recoveries).
+    pub congestion_events: u64,
+}
+
+/// Wake-ups the caller must schedule after a call into the sender.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wakeups {
+    pub rto_ns: Option<u64>,
+    pub pacing_ns: Option<u64>,
+}
+
+/// Where the next segment comes from.
+enum Next {
+    Retransmit(u64),
+    New,
+}
+
+#[derive(Debug)]
+pub struct Sender {
+    flow: FlowId,
+    cfg: SenderConfig,
+    cc: Box<dyn CongestionControl>,
+    board: Scoreboard,
+    rtt: RttEstimator,
+    rate: RateSampler,
+    ca_state: CaState,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: snd_nxt when the episode began.
+    recovery_point: u64,
+    rto: Timer,
+    pacing: Timer,
+    /// Earliest time the pacing gate lets the next packet out.
+    next_send_ns: u64,
+    /// The last attempt to send stopped at cwnd (not at the window or for lack of data).
+    cwnd_limited: bool,
+    /// The application still hands data to TCP.
+    app_open: bool,
+    last_send_ns: u64,
+    wakeups: Wakeups,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(flow: FlowId, cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let rtt = RttEstimator::new(cfg.min_rto_ns);
+        Self {
+            flow,
+            cfg,
+            cc,
+            board: Scoreboard::default(),
+            rtt,
+            rate: RateSampler::default(),
+            ca_state: CaState::Open,
+            recovery_point: 0,
+            rto: Timer::default(),
+            pacing: Timer::default(),
+            next_send_ns: 0,
+            cwnd_limited: false,
+            app_open: false,
+            last_send_ns: 0,
+            wakeups: Wakeups::default(),
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// The application starts handing data to TCP.
+    pub fn start(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
+        self.app_open = true;
+        self.send(now_ns, out);
+        self.take_wakeups()
+    }
+
+    /// The application stops handing data to TCP; what is outstanding is still delivered.
+    pub fn stop(&mut self) {
+        self.app_open = false;
+    }
+
+    pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Vec<Packet>) -> Wakeups {
+        let prior_una = self.board.snd_una();
+        let prior_in_flight = self.board.in_flight();
+        let cum_ack = ack.seq.min(self.board.snd_nxt());
+        let (mut acked, newest_clean_sent_ns) = self.take_deliveries(now_ns, ack, cum_ack);
+        if !self.cfg.sack {
+            acked += self.count_dupacks(cum_ack - prior_una);
+        }
+        let rtt_ns = newest_clean_sent_ns.map(|sent| now_ns - sent);
+        if let Some(r) = rtt_ns {
+            self.rtt.on_sample(r);
+        }
+        let lost = self.mark_losses(cum_ack > prior_una);
+        self.update_ca_state(now_ns, prior_in_flight);
+        let sample = self.rate.finish_ack(now_ns, self.rtt.min_rtt_ns());
+        if acked > 0 {
+            let info = Ack {
+                now_ns,
+                acked: acked as u32,
+                lost: lost as u32,
+                rtt_ns,
+                prior_in_flight: prior_in_flight as u32,
+                in_flight: self.board.in_flight() as u32,
+                round_start: sample.round_start,
+                ca_state: self.ca_state,
+                cwnd_limited: self.cwnd_limited,
+                rate: sample.rate,
+            };
+            let path = self.path();
+            self.cc.on_ack(&info, &path);
+        }
+        if cum_ack > prior_una {
+            self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
+        }
+        self.send(now_ns, out);
+        self.take_wakeups()
+    }
+
+    pub fn on_rto_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
+        match self.rto.on_wake(now_ns) {
+            TimerAction::Fire => self.on_timeout(now_ns, out),
+            TimerAction::Schedule(t) => self.wakeups.rto_ns = Some(t),
+            TimerAction::Nothing => {}
+        }
+        self.take_wakeups()
+    }
+
+    pub fn on_pacing_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
+        match self.pacing.on_wake(now_ns) {
+            TimerAction::Fire => self.send(now_ns, out),
+            TimerAction::Schedule(t) => self.wakeups.pacing_ns = Some(t),
+            TimerAction::Nothing => {}
+        }
+        self.take_wakeups()
+    }
+
+    /// Apply the cumulative ACK and the SACK blocks to the scoreboard. Returns the packets
+    /// newly delivered and the send time of the newest of them never retransmitted (Karn).
+    fn take_deliveries(&mut self, now_ns: u64, ack: &Packet, cum_ack: u64) -> (u64, Option<u64>) {
+        let mut acked = 0u64;
+        let mut newest_clean: Option<u64> = None;
+        let rate = &mut self.rate;
+        let mut note = |s: &Segment| {
+            acked += 1;
+            rate.on_delivered(now_ns, &s.tx);
+            if !s.ever_retransmitted() {
+                newest_clean = newest_clean.max(Some(s.tx.sent_ns));
+            }
+        };
+        self.board.ack_cumulative(cum_ack, &mut note);
+        if self.cfg.sack {
+            for (start, end) in ack.sack_blocks() {
+                self.board.sack(start, end, &mut note);
+            }
+        }
+        (acked, newest_clean)
+    }
+
+    /// Without SACK: an ACK that moves nothing is a duplicate and stands for one segment
+    /// received. Returns the packets it counts for.
+    fn count_dupacks(&mut self, newly_acked: u64) -> u64 {
+        if newly_acked > 0 {
+            self.board.on_reno_ack(newly_acked);
+            0
+        } else if self.board.packets_out() > 0 {
+            self.board.on_dupack();
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Mark what this ACK shows lost. Returns how many segments were newly marked.
+    fn mark_losses(&mut self, progressed: bool) -> u64 {
+        if self.cfg.sack {
+            return self.board.mark_lost_by_sack();
+        }
+        let partial_ack = progressed && self.ca_state == CaState::Recovery;
+        let dupthresh_reached = matches!(self.ca_state, CaState::Open | CaState::Disorder)
+            && self.board.sacked_out() >= DUP_THRESH;
+        if partial_ack || dupthresh_reached {
+            self.board.mark_head_lost() // RFC 6582 §3.2 steps 2 and 3 (partial ACK)
+        } else {
+            0
+        }
+    }
+
+    fn update_ca_state(&mut self, now_ns: u64, prior_in_flight: u64) {
+        let recovered = self.board.snd_una() >= self.recovery_point;
+        if matches!(self.ca_state, CaState::Recovery | CaState::Loss) && recovered {
+            self.ca_state = CaState::Open;
+            if !self.cfg.sack {
+                self.board.reset_dupacks();
+            }
+            let path = self.path();
+            self.cc.on_recovery_exit(now_ns, &path);
+        }
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            if self.board.lost_out() > 0 {
+                self.enter_recovery(now_ns, prior_in_flight);
+            } else if self.board.sacked_out() > 0 {
+                self.ca_state = CaState::Disorder;
+            } else {
+                self.ca_state = CaState::Open;
+            }
+        }
+    }
+
+    /// The first loss of a window (RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
+    fn enter_recovery(&mut self, now_ns: u64, in_flight: u64) {
+        self.ca_state = CaState::Recovery;
+        self.recovery_point = self.board.snd_nxt();
+        self.stats.congestion_events += 1;
+        let ev = CongestionEvent {
+            now_ns,
+            in_flight: in_flight as u32,
+            lost: self.board.lost_out() as u32,
+        };
+        let path = self.path();
+        self.cc.on_congestion(&ev, &path);
+    }
+
+    /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
+    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.board.packets_out() == 0 {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.rtt.on_timeout();
+        if !self.cfg.sack {
+            self.board.reset_dupacks();
+        }
+        self.board.mark_all_lost();
+        self.ca_state = CaState::Loss;
+        self.recovery_point = self.board.snd_nxt();
+        let path = self.path();
+        self.cc.on_timeout(now_ns, &path);
+        self.arm_rto(now_ns + self.rtt.rto_ns());
+        self.send(now_ns, out);
+    }
+
+    /// Send what cwnd, the window, the pacing gate and the application allow.
+    fn send(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        loop {
+            let cwnd_pkts = self.cc.cwnd().max(1.0) as u64;
+            if self.board.in_flight() >= cwnd_pkts {
+                self.cwnd_limited = true;
+                return;
+            }
+            if self.pacing_gate_closed(now_ns) {
+                return;
+            }
+            let Some(next) = self.next_segment() else {
+                self.cwnd_limited = false;
+                return;
+            };
+            self.transmit(now_ns, next, out);
+        }
+    }
+
+    /// RFC 6675 §4 NextSeg: lost segments first, then new data.
+    fn next_segment(&mut self) -> Option<Next> {
+        if let Some(seq) = self.board.next_retransmission() {
+            return Some(Next::Retransmit(seq));
+        }
+        let more_data = self.app_open
+            && self
+                .cfg
+                .total_segments
+                .is_none_or(|t| self.board.snd_nxt() < t);
+        if !more_data {
+            self.rate.on_app_limited(self.board.in_flight());
+            return None;
+        }
+        (self.board.packets_out() < self.cfg.window_pkts).then_some(Next::New)
+    }
+
+    fn transmit(&mut self, now_ns: u64, next: Next, out: &mut Vec<Packet>) {
+        let packets_out = self.board.packets_out();
+        if packets_out == 0 && self.stats.packets_sent > 0 {
+            let idle_ns = now_ns - self.last_send_ns;
+            if idle_ns > self.rtt.rto_ns() {
+                let path = self.path();
+                self.cc.on_idle_restart(now_ns, idle_ns, &path);
+            }
+        }
+        let tx = self.rate.on_send(now_ns, packets_out);
+        let seq = match next {
+            Next::Retransmit(seq) => {
+                self.board.on_retransmit(seq, tx);
+                self.stats.retransmits += 1;
+                seq
+            }
+            Next::New => self.board.on_send_new(tx),
+        };
+        let size_bytes = HEADER_BYTES + self.payload_bytes(seq);
+        out.push(Packet::data(self.flow, seq, size_bytes));
+        self.stats.packets_sent += 1;
+        self.last_send_ns = now_ns;
+        if self.rto.deadline_ns().is_none() {
+            self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
+        }
+        if let Some(rate_bps) = self.pacing_rate_bps() {
+            self.next_send_ns = self.next_send_ns.max(now_ns) + tx_time_ns(size_bytes, rate_bps);
+        }
+    }
+
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        self.cc
+            .pacing_rate_bps()
+            .map(|r| r as u64)
+            .filter(|&r| r > 0)
+    }
+
+    /// Whether pacing holds the next packet back; if so a wake-up is requested.
+    fn pacing_gate_closed(&mut self, now_ns: u64) -> bool {
+        if self.pacing_rate_bps().is_none() || now_ns >= self.next_send_ns {
+            return false;
+        }
+        if let TimerAction::Schedule(t) = self.pacing.set(self.next_send_ns) {
+            self.wakeups.pacing_ns = Some(t);
+        }
+        true
+    }
+
+    fn payload_bytes(&self, seq: u64) -> u32 {
+        match self.cfg.total_segments {
+            Some(total) if seq + 1 == total => self.cfg.last_segment_bytes,
+            _ => self.cfg.mss_bytes,
+        }
+    }
+
+    fn restart_rto(&mut self, now_ns: u64) {
+        if self.board.packets_out() == 0 {
+            self.rto.clear();
+        } else {
+            self.arm_rto(now_ns + self.rtt.rto_ns());
+        }
+    }
+
+    fn arm_rto(&mut self, deadline_ns: u64) {
+        if let TimerAction::Schedule(t) = self.rto.set(deadline_ns) {
+            self.wakeups.rto_ns = Some(t);
+        }
+    }
+
+    fn take_wakeups(&mut self) -> Wakeups {
+        std::mem::take(&mut self.wakeups)
+    }
+
+    fn path(&self) -> Path {
+        Path {
+            mss_bytes: self.cfg.mss_bytes,
+            srtt_ns: self.rtt.srtt_ns(),
+            min_rtt_ns: self.rtt.min_rtt_ns(),
+            delivered: self.rate.delivered(),
+            round: self.rate.round(),
+        }
+    }
+
+    // What the recorder samples.
+
+    pub fn cwnd_pkts(&self) -> f64 {
+        self.cc.cwnd()
+    }
+
+    pub fn ssthresh_pkts(&self) -> f64 {
+        self.cc.ssthresh()
+    }
+
+    pub fn srtt_ns(&self) -> u64 {
+        self.rtt.srtt_ns()
+    }
+
+    pub fn in_flight_pkts(&self) -> u64 {
+        self.board.in_flight()
+    }
+
+    pub fn pacing_rate_bps_now(&self) -> f64 {
+        self.cc.pacing_rate_bps().unwrap_or(0.0)
+    }
+
+    pub fn ca_state(&self) -> CaState {
+        self.ca_state
+    }
+}

@@ -1,0 +1,70 @@
+//! Scenario builders and checks shared by the integration tests.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use tcpeval_sim::scenario::{Bottleneck, Flow, Scenario};
+use tcpeval_sim::{run, Output};
+
+pub const MS: u64 = 1_000_000;
+pub const SEC: u64 = 1_000_000_000;
+pub const MBPS: u64 = 1_000_000;
+
+/// A bulk flow with the front end's defaults.
+pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
+    let mut cc_table = serde_json::Map::new();
+    cc_table.insert("name".into(), cc.into());
+    Flow {
+        group: 0,
+        cc: cc_table,
+        rtt_ns: rtt_ms * MS,
+        start_ns: 0,
+        stop_ns: None,
+        size_bytes: None,
+        mss_bytes: 1448,
+        sack: true,
+        delayed_ack: true,
+        window_pkts: None,
+        initial_cwnd_pkts: 10,
+        min_rto_ns: 200 * MS,
+        drop_at_ns: vec![],
+    }
+}
+
+/// Bandwidth-delay product in 1500-byte packets.
+pub fn bdp_pkts(rate_bps: u64, rtt_ms: u64) -> u64 {
+    rate_bps * rtt_ms / 1000 / 8 / 1500
+}
+
+pub fn scenario(rate_bps: u64, queue_pkts: u64, duration_s: u64, flows: Vec<Flow>) -> Scenario {
+    Scenario {
+        name: "test".into(),
+        duration_ns: duration_s * SEC,
+        seed: 1,
+        sample_interval_ns: 100 * MS,
+        bottleneck: Bottleneck {
+            rate_bps,
+            queue_pkts: Some(queue_pkts),
+            queue_bytes: None,
+            aqm: "droptail".into(),
+            loss: 0.0,
+        },
+        flows,
+    }
+}
+
+/// Run and check packet conservation, which must hold for every run.
+pub fn run_checked(s: &Scenario) -> Output {
+    let out = run(s).expect("valid scenario");
+    let sim = &out.summary.sim;
+    assert_eq!(
+        sim.packets_sent,
+        sim.packets_delivered + sim.packets_dropped + sim.packets_in_flight,
+        "packet conservation: {sim:?}"
+    );
+    out
+}
+
+pub fn jain(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    sum * sum / (xs.len() as f64 * sq)
+}
