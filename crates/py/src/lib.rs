@@ -20,10 +20,11 @@ fn simulate<'py>(
     let out = py
         .detach(move || tcpeval_sim::run_json(&json))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let summary = out.summary_json();
     let flows = flow_columns(py, out.flows)?;
     let links = link_columns(py, out.links)?;
     links.set_item("link_names", out.link_names)?;
-    Ok((out.summary_json(), flows, links))
+    Ok((summary, flows, links))
 }
 
 /// JSON list of the congestion-control algorithms with their sources and default parameters.
