@@ -7,6 +7,9 @@ use super::{reno, CongestionControl, Init};
 
 pub type Params = serde_json::Map<String, serde_json::Value>;
 
+/// Builds a controller from its parameters, or says which parameter is wrong.
+pub type Builder = fn(&Params, &Init) -> Result<Box<dyn CongestionControl>, String>;
+
 /// An entry of the registry: written at the end of each algorithm's file.
 pub struct Algorithm {
     pub name: &'static str,
@@ -14,7 +17,7 @@ pub struct Algorithm {
     pub source: &'static str,
     /// Parameters with their default values.
     pub defaults: fn() -> serde_json::Value,
-    pub build: fn(&Params, &Init) -> Result<Box<dyn CongestionControl>, String>,
+    pub build: Builder,
 }
 
 pub const ALGORITHMS: &[Algorithm] = &[reno::ALGORITHM];
