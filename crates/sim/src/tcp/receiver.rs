@@ -1,6 +1,8 @@
 //! The receiver: in-order delivery to the application, out-of-order segments kept as ranges,
 //! SACK blocks (RFC 2018) and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
 
+use std::collections::VecDeque;
+
 use crate::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 
 /// What the receiver wants after a segment arrived.
@@ -15,8 +17,9 @@ pub enum Reply {
 #[derive(Debug, Clone)]
 pub struct Receiver {
     rcv_nxt: u64,
-    /// Received segments above `rcv_nxt`, as merged ranges `[start, end)`, sorted.
-    out_of_order: Vec<(u64, u64)>,
+    /// Received segments above `rcv_nxt`, as merged ranges `[start, end)`, sorted; a deque
+    /// because in-order arrivals consume them from the front.
+    out_of_order: VecDeque<(u64, u64)>,
     /// The blocks reported last, most recent first (RFC 2018 §4).
     reported: Vec<(u64, u64)>,
     sack: bool,
@@ -31,7 +34,7 @@ impl Receiver {
     pub fn new(sack: bool, delayed_ack: bool, delack_timeout_ns: u64) -> Self {
         Self {
             rcv_nxt: 0,
-            out_of_order: Vec::new(),
+            out_of_order: VecDeque::new(),
             reported: Vec::with_capacity(MAX_SACK_BLOCKS + 1),
             sack,
             delayed_ack,
@@ -103,10 +106,10 @@ impl Receiver {
     }
 
     fn absorb_in_order(&mut self) {
-        if let Some(&(s, e)) = self.out_of_order.first() {
+        if let Some(&(s, e)) = self.out_of_order.front() {
             if s <= self.rcv_nxt {
                 self.rcv_nxt = self.rcv_nxt.max(e);
-                self.out_of_order.remove(0);
+                self.out_of_order.pop_front();
             }
         }
     }
@@ -114,7 +117,7 @@ impl Receiver {
     fn insert_out_of_order(&mut self, seq: u64) {
         let ranges = &mut self.out_of_order;
         // Arrivals mostly extend the highest range: look there first.
-        let i = match ranges.last() {
+        let i = match ranges.back() {
             Some(&(_, e)) if e <= seq => ranges.len(),
             _ => ranges.partition_point(|r| r.1 <= seq),
         };

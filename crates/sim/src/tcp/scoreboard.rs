@@ -42,8 +42,9 @@ impl Segment {
 pub struct Scoreboard {
     snd_una: u64,
     segs: VecDeque<Segment>,
-    /// Merged SACKed ranges `[start, end)`, sorted, all within `[snd_una, snd_nxt)`.
-    sacked_ranges: Vec<(u64, u64)>,
+    /// Merged SACKed ranges `[start, end)`, sorted, all within `[snd_una, snd_nxt)`; a deque
+    /// because the cumulative ACK consumes them from the front.
+    sacked_ranges: VecDeque<(u64, u64)>,
     sacked_out: u64,
     lost_out: u64,
     retrans_out: u64,
@@ -116,11 +117,13 @@ impl Scoreboard {
                 self.retrans_out -= 1;
             }
         }
-        let una = self.snd_una;
-        self.sacked_ranges.retain_mut(|r| {
-            r.0 = r.0.max(una);
-            r.0 < r.1
-        });
+        while let Some(first) = self.sacked_ranges.front_mut() {
+            if first.1 > ack {
+                first.0 = first.0.max(ack);
+                break;
+            }
+            self.sacked_ranges.pop_front();
+        }
     }
 
     /// The receiver reports `[start, end)` as received. Calls `delivered` for each segment
@@ -170,7 +173,8 @@ impl Scoreboard {
                 self.sacked_ranges[first].0.min(start),
                 self.sacked_ranges[last - 1].1.max(end),
             );
-            self.sacked_ranges.splice(first..last, [merged]);
+            self.sacked_ranges[first] = merged;
+            self.sacked_ranges.drain(first + 1..last);
         }
     }
 
@@ -326,7 +330,7 @@ mod tests {
         b.sack(70, 80, |_| newly += 1);
         b.sack(55, 75, |_| newly += 1);
         assert_eq!(newly, 75);
-        assert_eq!(b.sacked_ranges, vec![(5, 80)]);
+        assert_eq!(b.sacked_ranges, [(5, 80)]);
         assert_eq!(counters(&b), b.recount());
     }
 
