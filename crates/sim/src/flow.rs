@@ -23,9 +23,6 @@ pub struct Flow {
     pub route: Route,
     /// Induced losses still to come (`drop_at`), earliest first.
     pub drops_due_ns: VecDeque<u64>,
-    pub total_segments: Option<u64>,
-    /// When the receiver had the whole transfer.
-    pub completion_ns: Option<u64>,
     /// Segments delivered in order when the application stopped.
     pub delivered_at_stop: Option<u64>,
 }
@@ -64,8 +61,6 @@ impl Flow {
             delayed_ack: Timer::default(),
             route,
             drops_due_ns: drops_due_ns.into(),
-            total_segments,
-            completion_ns: None,
             delivered_at_stop: None,
             spec,
         })

@@ -15,7 +15,8 @@ pub struct FlowSummary {
     pub bytes_delivered: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Time from start until the receiver held the whole transfer (finite transfers).
+    /// Flow completion time of a finite transfer: from its start until the sender holds the
+    /// acknowledgement of the last byte (as iperf and flow-completion-time studies measure it).
     pub completion_s: Option<f64>,
     pub start_s: f64,
     /// End of the active time: completion, stop or the end of the run.

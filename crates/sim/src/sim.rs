@@ -179,15 +179,7 @@ impl Simulation {
         self.data.delivered += 1;
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
-        let reply = flow.receiver.on_segment(self.now_ns, pkt.seq);
-        if flow.completion_ns.is_none()
-            && flow
-                .total_segments
-                .is_some_and(|t| flow.receiver.rcv_nxt() >= t)
-        {
-            flow.completion_ns = Some(self.now_ns);
-        }
-        match reply {
+        match flow.receiver.on_segment(self.now_ns, pkt.seq) {
             Reply::AckNow => self.send_ack(f),
             Reply::Delay(deadline) => {
                 if let TimerAction::Schedule(t) = flow.delayed_ack.set(deadline) {
@@ -304,17 +296,13 @@ impl Simulation {
 }
 
 fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
+    let s = &f.sender.stats;
     let start_ns = f.spec.start_ns.min(end_ns);
-    let active_end_ns = f
-        .completion_ns
-        .or(f.spec.stop_ns)
-        .unwrap_or(end_ns)
-        .min(end_ns);
-    let delivered = match (f.completion_ns, f.delivered_at_stop) {
+    let active_end_ns = s.completed_ns.or(f.spec.stop_ns).unwrap_or(end_ns).min(end_ns);
+    let delivered = match (s.completed_ns, f.delivered_at_stop) {
         (None, Some(segments)) => f.bytes_of(segments),
         _ => f.delivered_bytes(),
     };
-    let s = &f.sender.stats;
     FlowSummary {
         id: id as u32,
         group: f.spec.group,
@@ -324,7 +312,7 @@ fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
         bytes_delivered: delivered,
         retransmits: s.retransmits,
         timeouts: s.timeouts,
-        completion_s: f.completion_ns.map(|t| secs(t - f.spec.start_ns)),
+        completion_s: s.completed_ns.map(|t| secs(t - f.spec.start_ns)),
         start_s: secs(start_ns),
         end_s: secs(active_end_ns),
         packets_sent: s.packets_sent,

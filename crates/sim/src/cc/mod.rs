@@ -17,9 +17,15 @@
 //! Units: windows in packets (`f64`, fractional so `+1/cwnd` needs no credit counter; the
 //! sender sends whole packets below `floor(cwnd)`), time in ns, rates in bit/s.
 
+pub mod aimd;
+pub mod check;
 pub mod common;
+pub mod highspeed;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
+#[cfg(test)]
+pub mod testing;
 
 use std::fmt::Debug;
 

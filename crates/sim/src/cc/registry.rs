@@ -3,7 +3,7 @@
 //! Defaults live in each algorithm's parameter struct, once; `tcpeval cc list` prints them
 //! from here, so the Python side never repeats them.
 
-use super::{reno, CongestionControl, Init};
+use super::{aimd, reno, CongestionControl, Init};
 
 pub type Params = serde_json::Map<String, serde_json::Value>;
 
@@ -20,7 +20,7 @@ pub struct Algorithm {
     pub build: Builder,
 }
 
-pub const ALGORITHMS: &[Algorithm] = &[reno::ALGORITHM];
+pub const ALGORITHMS: &[Algorithm] = &[reno::ALGORITHM, aimd::ALGORITHM];
 
 pub fn find(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)

@@ -215,15 +215,22 @@ impl Scoreboard {
     /// Without SACK the receiver's duplicate ACKs stand for segments that arrived, which one
     /// is unknown (Linux `tcp_add_reno_sack`): count them, and mark only the head lost.
     pub fn on_dupack(&mut self) {
-        if self.sacked_out + 1 < self.packets_out() {
-            self.sacked_out += 1;
-        }
+        self.sacked_out += 1;
+        self.limit_dupacks();
     }
 
     /// Without SACK, a cumulative ACK of `acked` segments accounts for the duplicate ACKs of
     /// all but one of them (Linux `tcp_remove_reno_sacks`).
     pub fn on_reno_ack(&mut self, acked: u64) {
         self.sacked_out = self.sacked_out.saturating_sub(acked.saturating_sub(1));
+        self.limit_dupacks();
+    }
+
+    /// Duplicate ACKs cannot stand for more segments than are outstanding beside the holes
+    /// (at least one) that caused them (Linux `tcp_limit_reno_sacked`).
+    fn limit_dupacks(&mut self) {
+        let holes = self.lost_out.max(1).min(self.packets_out());
+        self.sacked_out = self.sacked_out.min(self.packets_out() - holes);
     }
 
     pub fn reset_dupacks(&mut self) {
@@ -237,6 +244,7 @@ impl Scoreboard {
             Some(s) if s.flags & (SACKED | LOST) == 0 => {
                 s.flags |= LOST;
                 self.lost_out += 1;
+                self.limit_dupacks();
                 1
             }
             _ => 0,

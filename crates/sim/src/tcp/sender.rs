@@ -38,6 +38,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window reductions for inferred loss (fast recoveries).
     pub congestion_events: u64,
+    /// When the last segment of a finite transfer was cumulatively acknowledged.
+    pub completed_ns: Option<u64>,
 }
 
 /// Wake-ups the caller must schedule after a call into the sender.
@@ -145,6 +147,9 @@ impl Sender {
         }
         if cum_ack > prior_una {
             self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
+            if self.cfg.total_segments == Some(cum_ack) {
+                self.stats.completed_ns = Some(now_ns);
+            }
         }
         self.send(now_ns, out);
         self.take_wakeups()
@@ -209,7 +214,9 @@ impl Sender {
         if self.cfg.sack {
             return self.board.mark_lost_by_sack();
         }
-        let partial_ack = progressed && self.ca_state == CaState::Recovery;
+        let partial_ack = progressed
+            && self.ca_state == CaState::Recovery
+            && self.board.snd_una() < self.recovery_point;
         let dupthresh_reached = matches!(self.ca_state, CaState::Open | CaState::Disorder)
             && self.board.sacked_out() >= DUP_THRESH;
         if partial_ack || dupthresh_reached {

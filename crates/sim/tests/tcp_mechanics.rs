@@ -1,0 +1,102 @@
+//! The TCP machinery on its own: window limits, finite transfers, start and stop, recovery
+//! with and without SACK, and the retransmission timeout.
+
+mod common;
+use common::*;
+use tcpeval_sim::output::FlowSummary;
+
+fn one_flow(rate_bps: u64, f: tcpeval_sim::scenario::Flow, duration_s: u64) -> FlowSummary {
+    let s = scenario(rate_bps, 10_000, duration_s, vec![f]);
+    run_checked(&s).summary.flows[0].clone()
+}
+
+#[test]
+fn a_socket_buffer_window_caps_goodput_at_window_per_rtt() {
+    let mut f = flow("reno", 100);
+    f.window_pkts = Some(20);
+    let got = one_flow(1000 * MBPS, f, 30);
+    let expected_mbps = 20.0 * 1448.0 * 8.0 / 0.1 / 1e6;
+    // Slow start reaches 20 packets in the first round trips: within 2% over 30 s.
+    assert!((got.goodput_mbps / expected_mbps - 1.0).abs() < 0.02, "{got:?}");
+    assert_eq!(got.retransmits, 0);
+}
+
+#[test]
+fn a_short_transfer_completes_after_log2_slow_start_rounds() {
+    // 1 MB = 691 segments; from 10, slow start sends 10, 20, 40, 80, 160, 320, then the last
+    // 61: the sender has the last ACK after 7 round trips.
+    let mut f = flow("reno", 100);
+    f.size_bytes = Some(1_000_000);
+    f.delayed_ack = false;
+    let got = one_flow(1000 * MBPS, f, 5);
+    let rtts = got.completion_s.expect("completes") / 0.1;
+    assert!((7.0..7.2).contains(&rtts), "{rtts} round trips");
+    assert_eq!(got.bytes_delivered, 1_000_000);
+    assert!((got.end_s - got.completion_s.unwrap()).abs() < 1e-9);
+}
+
+#[test]
+fn a_flow_is_active_only_between_start_and_stop() {
+    let rate = 100 * MBPS;
+    let mut late = flow("reno", 50);
+    late.start_ns = 10 * SEC;
+    late.stop_ns = Some(20 * SEC);
+    let s = scenario(rate, bdp_pkts(rate, 50), 30, vec![flow("reno", 50), late]);
+    let out = run_checked(&s);
+    let f = &out.summary.flows[1];
+    assert_eq!((f.start_s, f.end_s), (10.0, 20.0));
+    let c = &out.flows;
+    let delivered = |flow: u32, t: f64| {
+        let i = (0..c.t_s.len()).find(|&i| c.flow[i] == flow && (c.t_s[i] - t).abs() < 1e-6).unwrap();
+        c.delivered_bytes[i]
+    };
+    assert_eq!(delivered(1, 9.9), 0);
+    assert!(delivered(1, 19.9) > 0);
+    // After the stop only what was in flight arrives: less than one window.
+    assert!(delivered(1, 30.0) - f.bytes_delivered < 2 * bdp_pkts(rate, 50) * 1448);
+    // The first flow takes the link back.
+    assert!(out.summary.flows[0].goodput_mbps > 0.6 * 100.0, "{:?}", out.summary.flows[0]);
+}
+
+/// A window-limited transfer (100 packets outstanding at most, 100 per 50 ms round trip)
+/// that loses six consecutive packets of one window.
+fn burst_loss_transfer(sack: bool) -> FlowSummary {
+    let mut f = flow("reno", 50);
+    f.sack = sack;
+    f.delayed_ack = false;
+    f.window_pkts = Some(100);
+    f.size_bytes = Some(1000 * 1448);
+    f.drop_at_ns = vec![300 * MS; 6];
+    one_flow(100 * MBPS, f, 20)
+}
+
+#[test]
+fn sack_repairs_a_burst_of_losses_in_one_round_trip_newreno_in_one_per_round_trip() {
+    let sack = burst_loss_transfer(true);
+    let newreno = burst_loss_transfer(false);
+    for f in [&sack, &newreno] {
+        assert_eq!((f.retransmits, f.timeouts, f.congestion_events), (6, 0, 1), "{f:?}");
+    }
+    // With the window full, the first hole stalls the sender until it is repaired: NewReno
+    // repairs one hole per partial ACK (RFC 6582), five round trips more than SACK.
+    let extra_rtts = (newreno.completion_s.unwrap() - sack.completion_s.unwrap()) / 0.05;
+    println!("NewReno took {extra_rtts:.2} more round trips than SACK");
+    assert!((4.0..=6.0).contains(&extra_rtts), "NewReno took {extra_rtts} more round trips");
+}
+
+#[test]
+fn losing_the_tail_of_a_transfer_needs_the_retransmission_timer() {
+    // 20 segments at 100 Mb/s, 100 ms: in the second round each ACK (120 µs apart from
+    // 100.12 ms) releases two segments, so 18 and 19 leave with the fifth, at 100.6 ms. No
+    // segment follows them, so there are no duplicate ACKs: only the RTO
+    // (srtt + max(4·rttvar, 200 ms)) can repair them.
+    let mut f = flow("reno", 100);
+    f.delayed_ack = false;
+    f.size_bytes = Some(20 * 1448);
+    f.drop_at_ns = vec![100_550_000, 100_550_000];
+    let got = one_flow(100 * MBPS, f, 5);
+    assert_eq!((got.timeouts, got.retransmits), (1, 2), "{got:?}");
+    // Last ACK at ~0.2 s, RTO 0.3–0.4 s later, then two single-packet rounds.
+    let done = got.completion_s.unwrap();
+    assert!((0.7..0.85).contains(&done), "{done}");
+}
