@@ -72,6 +72,8 @@ pub struct Sender {
     next_send_ns: u64,
     /// The last attempt to send stopped at cwnd (not at the window or for lack of data).
     cwnd_limited: bool,
+    /// Recovery has just begun: the first lost segment goes out whatever pipe says.
+    fast_retransmit_due: bool,
     /// The application still hands data to TCP.
     app_open: bool,
     last_send_ns: u64,
@@ -95,6 +97,7 @@ impl Sender {
             pacing: Timer::default(),
             next_send_ns: 0,
             cwnd_limited: false,
+            fast_retransmit_due: false,
             app_open: false,
             last_send_ns: 0,
             wakeups: Wakeups::default(),
@@ -252,6 +255,7 @@ impl Sender {
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.board.snd_nxt();
         self.stats.congestion_events += 1;
+        self.fast_retransmit_due = true;
         let ev = CongestionEvent {
             now_ns,
             in_flight: in_flight as u32,
@@ -282,6 +286,13 @@ impl Sender {
 
     /// Send what cwnd, the window, the pacing gate and the application allow.
     fn send(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if std::mem::take(&mut self.fast_retransmit_due) {
+            // RFC 6675 §5 step (4.3), RFC 5681 §3.2 step 2: fast retransmit, before pipe
+            // has fallen below the reduced cwnd.
+            if let Some(seq) = self.board.next_retransmission() {
+                self.transmit(now_ns, Next::Retransmit(seq), out);
+            }
+        }
         loop {
             let cwnd_pkts = self.cc.cwnd().max(1.0) as u64;
             if self.board.in_flight() >= cwnd_pkts {
