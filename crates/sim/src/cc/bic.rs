@@ -145,7 +145,11 @@ impl Bic {
 
     /// The window after a congestion event: half up to `low_window`, β of it above.
     fn reduced(&self) -> f64 {
-        let kept = if self.cwnd <= self.params.low_window { 0.5 } else { self.params.beta };
+        let kept = if self.cwnd <= self.params.low_window {
+            0.5
+        } else {
+            self.params.beta
+        };
         (self.cwnd * kept).max(MIN_SSTHRESH_PKTS)
     }
 
@@ -219,7 +223,12 @@ mod tests {
 
     /// A BIC flow just reduced from a loss at `w_max`, its ACK average settled at one packet.
     fn bic_after_loss_at(w_max: f64) -> Bic {
-        let mut cc = Bic { cwnd: w_max, ssthresh: w_max, ack_ratio: 1.0, ..bic() };
+        let mut cc = Bic {
+            cwnd: w_max,
+            ssthresh: w_max,
+            ack_ratio: 1.0,
+            ..bic()
+        };
         cc.on_congestion(&loss(), &path());
         cc
     }
@@ -234,7 +243,7 @@ mod tests {
 
     #[test]
     fn up_to_low_window_the_increase_is_renos() {
-        let mut cc = bic_after_loss_at(20.0); // 16 after the loss: above low_window
+        let mut cc = bic_after_loss_at(12.0); // halved to 6, in congestion avoidance
         cc.cwnd = 10.0;
         for _ in 0..10 {
             cc.on_ack(&ack(1), &path());
@@ -243,19 +252,32 @@ mod tests {
     }
 
     /// From 800 after a loss at 1000: +16 a round while the gap is over 64 (S_max), then a
-    /// quarter of the gap, then 0.2 a round within 8 of W_max; past it, 0.2 a round for 4
-    /// packets, then a third of the excess, then +16 again.
+    /// quarter of the gap, then 0.2 a round from 8 below W_max to 4 above it (60 rounds), then
+    /// a third of the excess, then +16 again. (A round adds a little less than its rate: the
+    /// window grows under the round's ACKs.)
     #[test]
     fn the_window_climbs_to_w_max_by_bisection_then_probes_beyond() {
         let mut cc = bic_after_loss_at(1000.0);
         let mut path = Rounds::new(100.0);
         let climb = cwnds(&path.run(&mut cc, 14, no_loss));
-        assert_eq!(climb, [816, 832, 848, 864, 880, 896, 912, 928, 944, 957, 968, 976, 982, 986]);
-        let rounds = path.run(&mut cc, 60, no_loss);
-        let first_above = rounds.iter().position(|r| r.cwnd >= 1000.0).unwrap();
-        let probing = cwnds(&rounds[first_above..]);
-        assert_eq!(probing[..4], [1000, 1000, 1000, 1000]);
-        assert_eq!(probing[probing.len() - 3..], [1036, 1052, 1068]);
+        assert_eq!(
+            climb,
+            [816, 832, 848, 863, 879, 895, 911, 927, 942, 954, 964, 971, 977, 982]
+        );
+        assert_eq!(cwnds(&path.run(&mut cc, 4, no_loss)), [985, 988, 990, 992]);
+        // Within 2B = 8 packets below W_max and B = 4 above it: S_min = 0.2 packets a round.
+        let plateau = path.run(&mut cc, 60, no_loss);
+        assert!(
+            (plateau[59].cwnd - 1004.0).abs() < 0.2,
+            "{}",
+            plateau[59].cwnd
+        );
+        // Then a third of the excess a round, until 48 above W_max, then S_max.
+        let probing = cwnds(&path.run(&mut cc, 12, no_loss));
+        assert_eq!(
+            probing,
+            [1006, 1008, 1011, 1016, 1022, 1030, 1042, 1058, 1074, 1089, 1105, 1121]
+        );
     }
 
     #[test]
@@ -264,7 +286,13 @@ mod tests {
         cc.cwnd = 900.0;
         cc.on_congestion(&loss(), &path());
         assert_eq!((cc.w_max, cc.cwnd()), (900.0 * 0.9, 720.0));
-        let mut without = Bic { params: BicParams { fast_convergence: false, ..cc.params }, ..cc };
+        let mut without = Bic {
+            params: BicParams {
+                fast_convergence: false,
+                ..cc.params
+            },
+            ..cc
+        };
         without.cwnd = 700.0;
         without.on_congestion(&loss(), &path());
         assert_eq!(without.w_max, 700.0);
@@ -272,9 +300,14 @@ mod tests {
 
     #[test]
     fn before_any_loss_it_grows_at_least_five_percent_a_round() {
-        let mut cc = Bic { ssthresh: 1000.0, cwnd: 1000.0, ack_ratio: 1.0, ..bic() };
-        let rounds = Rounds::new(100.0).run(&mut cc, 2, no_loss);
-        assert_eq!(cwnds(&rounds), [1049, 1100]); // +cwnd/20, the window growing under it
+        let mut cc = Bic {
+            ssthresh: 800.0,
+            cwnd: 800.0,
+            ack_ratio: 1.0,
+            ..bic()
+        };
+        let rounds = Rounds::new(100.0).run(&mut cc, 3, no_loss);
+        assert_eq!(cwnds(&rounds), [840, 882, 926]); // +1/20 per packet, above S_max = 16
     }
 
     /// Linux scales the increase by its packets-per-ACK average: with delayed ACKs the 16
@@ -284,7 +317,7 @@ mod tests {
         let mut cc = bic_after_loss_at(2000.0); // 1600, 400 below W_max: S_max
         cc.ack_ratio = 2.0;
         let rounds = Rounds::new(100.0).delayed_acks(2).run(&mut cc, 2, no_loss);
-        assert_eq!(cwnds(&rounds), [1632, 1664]);
+        assert_eq!(cwnds(&rounds), [1632, 1663]);
     }
 
     #[test]
@@ -296,9 +329,14 @@ mod tests {
 
     #[test]
     fn initial_ssthresh_ends_the_first_slow_start_early() {
-        let params = BicParams { initial_ssthresh: Some(100.0), ..BicParams::default() };
+        let params = BicParams {
+            initial_ssthresh: Some(100.0),
+            ..BicParams::default()
+        };
         let mut cc = Bic::new(params, &init(10.0));
         let rounds = Rounds::new(100.0).run(&mut cc, 5, no_loss);
-        assert_eq!(cwnds(&rounds), [20, 40, 80, 100, 105]); // then +5 % a round: no loss yet
+        // Slow start stops at 100 and spends the rest of the round's ACKs probing from W_max = 0
+        // at S_max = 16 per round.
+        assert_eq!(cwnds(&rounds), [20, 40, 80, 109, 124]);
     }
 }

@@ -37,7 +37,11 @@ pub struct FastParams {
 
 impl Default for FastParams {
     fn default() -> Self {
-        Self { alpha: 200.0, gamma: 0.5, update_period_rounds: 2 }
+        Self {
+            alpha: 200.0,
+            gamma: 0.5,
+            update_period_rounds: 2,
+        }
     }
 }
 
@@ -166,73 +170,67 @@ pub const ALGORITHM: Algorithm = Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::{NS_PER_MS, NS_PER_SEC};
+    use crate::cc::testing::{self, cwnds, no_loss, path, Rounds};
+    use crate::time::NS_PER_MS;
 
-    fn path() -> Path {
-        Path { mss_bytes: 1448, srtt_ns: 0, min_rtt_ns: u64::MAX, delivered: 0, round: 0 }
-    }
-
+    /// One packet acknowledged with an RTT sample of `rtt_ns`.
     fn ack(rtt_ns: u64) -> Ack {
         Ack {
-            now_ns: 0,
-            acked: 1,
-            lost: 0,
             rtt_ns: Some(rtt_ns),
-            prior_in_flight: 0,
-            in_flight: 0,
-            round_start: false,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            rate: None,
+            ..testing::ack(1)
         }
     }
 
     fn fast(alpha: f64) -> Fast {
-        let params = FastParams { alpha, ..FastParams::default() };
-        Fast::new(params, &Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 0 })
+        let params = FastParams {
+            alpha,
+            ..FastParams::default()
+        };
+        Fast::new(params, &testing::init(10.0))
     }
 
-    /// One round of a window's worth of ACKs, all measuring `rtt_ns`; the last ends it.
+    /// Scripted ACKs: a window's worth, all measuring `rtt_ns`; the last ends the round.
     fn round(f: &mut Fast, rtt_ns: u64) {
-        let acks = f.cwnd().floor().max(1.0) as u32;
+        let acks = f.cwnd().floor() as u32;
         for i in 1..=acks {
-            f.on_ack(&Ack { round_start: i == acks, ..ack(rtt_ns) }, &path());
+            f.on_ack(
+                &Ack {
+                    round_start: i == acks,
+                    ..ack(rtt_ns)
+                },
+                &path(),
+            );
         }
-    }
-
-    /// A fluid bottleneck of `pkts_per_s` behind `base_ns` of propagation delay: the RTT a
-    /// window of `w` packets sees once the excess over the BDP waits in the queue.
-    fn fluid_rtt_ns(w: f64, pkts_per_s: f64, base_ns: u64) -> u64 {
-        (base_ns as f64).max(w / pkts_per_s * NS_PER_SEC as f64) as u64
     }
 
     #[test]
     fn the_fixed_point_keeps_alpha_packets_queued() {
-        // 1000 packets/s, 100 ms: BDP 100 packets. With α = 20 the window settles at 120.
-        let base_ns = 100 * NS_PER_MS;
+        // BDP 100 packets at 100 ms; with α = 20 the window settles at 120, where
+        // w·(1 − baseRTT/avgRTT) = 120 · (1 − 100/120) = 20 packets wait in the queue.
         let mut f = fast(20.0);
-        for _ in 0..100 {
-            round(&mut f, fluid_rtt_ns(f.cwnd(), 1000.0, base_ns));
-        }
-        let avg_ns = fluid_rtt_ns(f.cwnd(), 1000.0, base_ns) as f64;
-        let queued = f.cwnd() * (1.0 - base_ns as f64 / avg_ns);
-        assert!((f.cwnd() - 120.0).abs() < 0.1, "{}", f.cwnd());
-        assert!((queued - 20.0).abs() < 0.1, "{queued}");
+        let rounds = Rounds::new(100.0)
+            .bottleneck(100.0)
+            .run(&mut f, 100, no_loss);
+        let last = rounds.last().unwrap();
+        let queued = f64::from(last.sent) * (1.0 - 100e6 / last.rtt_ns as f64);
+        assert_eq!(last.sent, 120);
+        assert!((queued - 20.0).abs() < 0.01, "{queued}");
     }
 
     #[test]
     fn from_an_empty_queue_each_update_adds_gamma_alpha_but_at_most_doubles() {
-        let mut f = fast(20.0);
-        round(&mut f, 100 * NS_PER_MS);
-        round(&mut f, 100 * NS_PER_MS);
-        assert_eq!(f.cwnd(), 20.0, "10 + 0.5 · 20");
-        round(&mut f, 100 * NS_PER_MS);
-        round(&mut f, 100 * NS_PER_MS);
-        assert_eq!(f.cwnd(), 30.0);
-        let mut f = fast(200.0);
-        round(&mut f, 100 * NS_PER_MS);
-        round(&mut f, 100 * NS_PER_MS);
-        assert_eq!(f.cwnd(), 20.0, "10 + 100 capped at 2 · 10");
+        let rounds = Rounds::new(100.0).run(&mut fast(20.0), 4, no_loss);
+        assert_eq!(
+            cwnds(&rounds),
+            [10, 20, 20, 30],
+            "10 + 0.5 · 20 every other round"
+        );
+        let rounds = Rounds::new(100.0).run(&mut fast(200.0), 4, no_loss);
+        assert_eq!(
+            cwnds(&rounds),
+            [10, 20, 20, 40],
+            "10 + 0.5 · 200, capped at 2 · 10"
+        );
     }
 
     #[test]
@@ -244,7 +242,13 @@ mod tests {
         // moves halfway to 100/200 · 10 + 20 = 25.
         for i in 1..=10 {
             let rtt_ms = if i <= 5 { 100 } else { 300 };
-            f.on_ack(&Ack { round_start: i == 10, ..ack(rtt_ms * NS_PER_MS) }, &path());
+            f.on_ack(
+                &Ack {
+                    round_start: i == 10,
+                    ..ack(rtt_ms * NS_PER_MS)
+                },
+                &path(),
+            );
         }
         assert_eq!(f.cwnd(), 17.5);
     }
@@ -262,12 +266,20 @@ mod tests {
     fn no_growth_when_not_cwnd_limited_or_in_recovery() {
         let mut f = fast(20.0);
         for i in 1..=20 {
-            let limited = Ack { cwnd_limited: false, round_start: i % 10 == 0, ..ack(NS_PER_MS) };
+            let limited = Ack {
+                cwnd_limited: false,
+                round_start: i % 10 == 0,
+                ..ack(NS_PER_MS)
+            };
             f.on_ack(&limited, &path());
         }
         assert_eq!(f.cwnd(), 10.0);
         for i in 1..=20 {
-            let reducing = Ack { ca_state: CaState::Recovery, round_start: i % 10 == 0, ..ack(1) };
+            let reducing = Ack {
+                ca_state: CaState::Recovery,
+                round_start: i % 10 == 0,
+                ..ack(1)
+            };
             f.on_ack(&reducing, &path());
         }
         assert_eq!(f.cwnd(), 10.0);
@@ -276,7 +288,14 @@ mod tests {
     #[test]
     fn loss_halves_the_window() {
         let mut f = fast(20.0);
-        f.on_congestion(&CongestionEvent { now_ns: 0, in_flight: 10, lost: 1 }, &path());
+        f.on_congestion(
+            &CongestionEvent {
+                now_ns: 0,
+                in_flight: 10,
+                lost: 1,
+            },
+            &path(),
+        );
         assert_eq!((f.cwnd(), f.ssthresh()), (5.0, 5.0));
         f.on_timeout(0, &path());
         assert_eq!(f.cwnd(), 1.0);
@@ -286,7 +305,7 @@ mod tests {
     fn gamma_outside_0_to_1_is_an_error() {
         let mut params = Params::new();
         params.insert("gamma".into(), 1.5.into());
-        let init = Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 0 };
-        assert!((ALGORITHM.build)(&params, &init).unwrap_err().contains("gamma"));
+        let err = (ALGORITHM.build)(&params, &testing::init(10.0)).unwrap_err();
+        assert!(err.contains("gamma"), "{err}");
     }
 }

@@ -53,7 +53,10 @@ impl Default for HighSpeedParams {
 impl HighSpeedParams {
     fn checked(self) -> Result<Self, String> {
         check::positive("low_window", self.low_window)?;
-        check::positive("high_window - low_window", self.high_window - self.low_window)?;
+        check::positive(
+            "high_window - low_window",
+            self.high_window - self.low_window,
+        )?;
         check::fraction("high_p", self.high_p)?;
         check::positive("low_p - high_p", self.low_p() - self.high_p)?;
         check::fraction("high_decrease", self.high_decrease)?;
@@ -105,7 +108,11 @@ pub struct HighSpeed {
 
 impl HighSpeed {
     pub fn new(params: HighSpeedParams, init: &Init) -> Self {
-        Self { params, cwnd: init.initial_cwnd_pkts, ssthresh: f64::INFINITY }
+        Self {
+            params,
+            cwnd: init.initial_cwnd_pkts,
+            ssthresh: f64::INFINITY,
+        }
     }
 
     /// The window after a congestion event: `(1 − b(w))·w`, never below 2.
@@ -124,7 +131,11 @@ impl CongestionControl for HighSpeed {
             self.cwnd = slow_start(self.cwnd, self.ssthresh, f64::from(ack.acked)).0;
             return;
         }
-        let credit = if self.params.per_ack { 1.0 } else { f64::from(ack.acked) };
+        let credit = if self.params.per_ack {
+            1.0
+        } else {
+            f64::from(ack.acked)
+        };
         // RFC 3649 §5: w ← w + a(w)/w per ACK.
         self.cwnd += credit * self.params.increase(self.cwnd) / self.cwnd;
     }
@@ -176,7 +187,11 @@ mod tests {
 
     /// A HighSpeed flow in congestion avoidance at window `w`.
     fn highspeed_at(w: f64, params: HighSpeedParams) -> HighSpeed {
-        HighSpeed { params, cwnd: w, ssthresh: w }
+        HighSpeed {
+            params,
+            cwnd: w,
+            ssthresh: w,
+        }
     }
 
     #[test]
@@ -184,11 +199,23 @@ mod tests {
         assert_eq!(rfc().decrease(10.0), 0.5);
         assert_eq!(rfc().decrease(38.0), 0.5);
         assert!((rfc().decrease(83_000.0) - 0.1).abs() < 1e-12);
-        assert!((rfc().decrease(1e6) - 0.1).abs() < 1e-12, "held above High_Window");
+        assert!(
+            (rfc().decrease(1e6) - 0.1).abs() < 1e-12,
+            "held above High_Window"
+        );
         // RFC 3649 Appendix B (Linux md = b·256, truncated): the closed form lies within 1/256.
-        for (w, md) in [(118.0, 112), (495.0, 93), (1793.0, 76), (10661.0, 52), (84035.0, 25)] {
+        for (w, md) in [
+            (118.0, 112),
+            (495.0, 93),
+            (1793.0, 76),
+            (10661.0, 52),
+            (84035.0, 25),
+        ] {
             let b = rfc().decrease(w);
-            assert!(b * 256.0 - f64::from(md) < 1.0 && b * 256.0 >= f64::from(md), "{w}: {b}");
+            assert!(
+                b * 256.0 - f64::from(md) < 1.0 && b * 256.0 >= f64::from(md),
+                "{w}: {b}"
+            );
         }
     }
 
@@ -208,10 +235,18 @@ mod tests {
     /// the rounded `p = 0.078/w^1.2`, so the closed form sits 1.4–2.5 % above the row number.
     #[test]
     fn increase_tracks_the_appendix_b_table_within_its_rounding() {
-        for (w, a) in [(118.0, 2.0), (495.0, 5.0), (1793.0, 11.0), (10661.0, 30.0), (79517.0, 70.0)]
-        {
+        for (w, a) in [
+            (118.0, 2.0),
+            (495.0, 5.0),
+            (1793.0, 11.0),
+            (10661.0, 30.0),
+            (79517.0, 70.0),
+        ] {
             let closed_form = rfc().increase(w);
-            assert!(within(closed_form, a, 0.025) && closed_form > a, "{w}: {closed_form}");
+            assert!(
+                within(closed_form, a, 0.025) && closed_form > a,
+                "{w}: {closed_form}"
+            );
         }
     }
 
@@ -219,7 +254,10 @@ mod tests {
     fn loss_rate_is_the_inverse_of_the_rfc_response_function() {
         // RFC 3649 §5: W = 0.12/p^0.835, i.e. p(w) = 0.078/w^1.2 — to the RFC's rounding.
         for w in [100.0, 1000.0, 10_000.0, 83_000.0] {
-            assert!(within(rfc().loss_rate(w), 0.078 / f64::powf(w, 1.2), 0.035), "{w}");
+            assert!(
+                within(rfc().loss_rate(w), 0.078 / f64::powf(w, 1.2), 0.035),
+                "{w}"
+            );
         }
         assert!(within(rfc().loss_rate(83_000.0), 1e-7, 1e-9));
     }
@@ -254,7 +292,9 @@ mod tests {
     fn delayed_acks_halve_the_per_ack_increase_unless_packets_are_counted() {
         let per_ack = |per_ack| {
             let mut cc = highspeed_at(1000.0, HighSpeedParams { per_ack, ..rfc() });
-            Rounds::new(100.0).delayed_acks(2).run(&mut cc, 10, |_, _| false);
+            Rounds::new(100.0)
+                .delayed_acks(2)
+                .run(&mut cc, 10, |_, _| false);
             cc.cwnd() - 1000.0
         };
         assert!((per_ack(true) - 39.6).abs() < 0.1, "{}", per_ack(true)); // 10 RTTs × a(w)/2

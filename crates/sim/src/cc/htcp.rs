@@ -67,7 +67,12 @@ pub struct HtcpParams {
 
 impl Default for HtcpParams {
     fn default() -> Self {
-        Self { beta_adaptive: true, rtt_scaling: true, bandwidth_switch: true, alpha_quadratic: 0.25 }
+        Self {
+            beta_adaptive: true,
+            rtt_scaling: true,
+            bandwidth_switch: true,
+            alpha_quadratic: 0.25,
+        }
     }
 }
 
@@ -102,7 +107,7 @@ impl Htcp {
 
     /// Δ, the time since the last congestion event.
     fn since_congestion_ns(&self, now_ns: u64) -> u64 {
-        now_ns - self.last_congestion_ns.unwrap_or(now_ns)
+        now_ns.saturating_sub(self.last_congestion_ns.unwrap_or(now_ns))
     }
 
     /// The increase in packets per RTT at `now_ns` (Linux `htcp_alpha_update`).
@@ -113,7 +118,10 @@ impl Htcp {
     /// α(Δ) before the backoff correction: 1 in low-speed mode, the quadratic after, scaled by
     /// the RTT if enabled. Linux scales the low-speed 1 as well, but never below 1.
     fn speed_factor(&self, now_ns: u64) -> f64 {
-        let d = secs(self.since_congestion_ns(now_ns).saturating_sub(LOW_SPEED_NS));
+        let d = secs(
+            self.since_congestion_ns(now_ns)
+                .saturating_sub(LOW_SPEED_NS),
+        );
         let factor = 1.0 + ALPHA_LINEAR * d + self.params.alpha_quadratic * d * d;
         if self.params.rtt_scaling && self.rtt.min_ns != u64::MAX {
             let scale = self.rtt.min_ns as f64 / RTT_REF_NS as f64;
@@ -129,7 +137,10 @@ impl Htcp {
             self.modeswitch = false;
             return BETA_MIN;
         }
-        let from_rtts = self.params.beta_adaptive && self.rtt.min_ns > MIN_RTT_FOR_BETA_NS;
+        // maxRTT is 0 until a sample in Open state (Linux: `&& maxRTT`).
+        let from_rtts = self.params.beta_adaptive
+            && self.rtt.min_ns > MIN_RTT_FOR_BETA_NS
+            && self.rtt.max_ns > 0;
         if self.modeswitch && from_rtts {
             (self.rtt.min_ns as f64 / self.rtt.max_ns as f64).clamp(BETA_MIN, BETA_MAX)
         } else {
@@ -157,7 +168,8 @@ impl CongestionControl for Htcp {
             let just_backed_off = self.since_congestion_ns(ack.now_ns)
                 < THROUGHPUT_RESET_RTTS.saturating_mul(self.rtt.min_ns);
             let sample_after = self.cwnd - self.alpha(ack.now_ns).max(1.0);
-            self.throughput.on_ack(ack, sample_after, self.rtt.min_ns, just_backed_off);
+            self.throughput
+                .on_ack(ack, sample_after, self.rtt.min_ns, just_backed_off);
         }
         if !may_grow(ack) {
             return;
@@ -203,7 +215,10 @@ struct RttRange {
 
 impl Default for RttRange {
     fn default() -> Self {
-        Self { min_ns: u64::MAX, max_ns: 0 }
+        Self {
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
     }
 }
 
@@ -286,40 +301,38 @@ pub const ALGORITHM: Algorithm = Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::testing::{self, path};
 
     const MS: u64 = NS_PER_MS;
     const S: u64 = NS_PER_SEC;
 
-    fn path() -> Path {
-        Path { mss_bytes: 1448, srtt_ns: 0, min_rtt_ns: u64::MAX, delivered: 0, round: 0 }
-    }
-
+    /// One packet acknowledged at `now_ns` with an RTT sample of `rtt_ms`.
     fn ack(now_ns: u64, rtt_ms: u64) -> Ack {
         Ack {
             now_ns,
-            acked: 1,
-            lost: 0,
             rtt_ns: Some(rtt_ms * MS),
-            prior_in_flight: 0,
-            in_flight: 0,
-            round_start: false,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            rate: None,
+            ..testing::ack(1)
         }
     }
 
     fn htcp(params: HtcpParams) -> Htcp {
-        Htcp::new(params, &Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 0 })
+        Htcp::new(params, &testing::init(10.0))
     }
 
     /// Linux's behaviour less the RTT refinements, so α is the bare α(Δ).
     fn plain() -> HtcpParams {
-        HtcpParams { rtt_scaling: false, bandwidth_switch: false, ..HtcpParams::default() }
+        HtcpParams {
+            rtt_scaling: false,
+            bandwidth_switch: false,
+            ..HtcpParams::default()
+        }
     }
 
     fn loss(now_ns: u64) -> CongestionEvent {
-        CongestionEvent { now_ns, in_flight: 0, lost: 1 }
+        CongestionEvent {
+            now_ns,
+            ..testing::loss()
+        }
     }
 
     /// `pkts_per_s` single-packet ACKs with a constant RTT from `from_ns` for `duration_ns`,
@@ -328,7 +341,13 @@ mod tests {
         let gap_ns = S / pkts_per_s;
         let end_ns = from_ns + duration_ns;
         for now_ns in (from_ns..end_ns).step_by(gap_ns as usize) {
-            h.on_ack(&Ack { cwnd_limited: false, ..ack(now_ns, rtt_ms) }, &path());
+            h.on_ack(
+                &Ack {
+                    cwnd_limited: false,
+                    ..ack(now_ns, rtt_ms)
+                },
+                &path(),
+            );
         }
         end_ns
     }
@@ -349,7 +368,10 @@ mod tests {
     #[test]
     fn the_draft_coefficient_gives_larger_alphas() {
         // draft-leith-tcp-htcp-06: 1 + 10(Δ−1) + 0.5(Δ−1)²; §3.1 lists 23 at Δ = 3 s.
-        let mut h = htcp(HtcpParams { alpha_quadratic: 0.5, ..plain() });
+        let mut h = htcp(HtcpParams {
+            alpha_quadratic: 0.5,
+            ..plain()
+        });
         h.on_ack(&ack(0, 100), &path());
         assert_eq!(h.alpha(2 * S), 11.5);
         assert_eq!(h.alpha(3 * S), 23.0);
@@ -371,7 +393,10 @@ mod tests {
     #[test]
     fn rtt_scaling_multiplies_alpha_by_min_rtt_over_100_ms_within_0_1_to_2() {
         let scaled = |rtt_ms, delta_ns| {
-            let mut h = htcp(HtcpParams { rtt_scaling: true, ..plain() });
+            let mut h = htcp(HtcpParams {
+                rtt_scaling: true,
+                ..plain()
+            });
             h.on_ack(&ack(0, rtt_ms), &path());
             h.alpha(delta_ns)
         };
@@ -391,7 +416,11 @@ mod tests {
         }
         h.cwnd = 90.0;
         h.on_congestion(&loss(S), &path());
-        assert_eq!((h.beta, h.cwnd()), (0.5, 45.0), "first event: modeswitch off, β = 0.5");
+        assert_eq!(
+            (h.beta, h.cwnd()),
+            (0.5, 45.0),
+            "first event: modeswitch off, β = 0.5"
+        );
         assert_eq!(h.rtt.max_ns, 147_500_000, "maxRTT keeps 95 % of its excess");
 
         h.on_ack(&ack(2 * S, 150), &path());
@@ -420,12 +449,33 @@ mod tests {
     }
 
     #[test]
+    fn without_an_rtt_sample_in_open_state_beta_stays_one_half() {
+        let mut h = htcp(plain());
+        h.modeswitch = true;
+        h.on_ack(
+            &Ack {
+                ca_state: CaState::Disorder,
+                ..ack(0, 100)
+            },
+            &path(),
+        );
+        h.on_congestion(&loss(S), &path());
+        assert_eq!(h.beta, 0.5);
+    }
+
+    #[test]
     fn rtt_spikes_and_samples_outside_open_leave_max_rtt_alone() {
         let mut h = htcp(plain());
         h.on_ack(&ack(0, 100), &path());
         h.on_ack(&ack(1, 130), &path()); // 30 ms above maxRTT: a spike
         assert_eq!(h.rtt.max_ns, 100 * MS);
-        h.on_ack(&Ack { ca_state: CaState::Recovery, ..ack(2, 110) }, &path());
+        h.on_ack(
+            &Ack {
+                ca_state: CaState::Recovery,
+                ..ack(2, 110)
+            },
+            &path(),
+        );
         assert_eq!(h.rtt.max_ns, 100 * MS);
         h.on_ack(&ack(3, 120), &path());
         assert_eq!(h.rtt.max_ns, 120 * MS);
@@ -433,7 +483,10 @@ mod tests {
 
     #[test]
     fn without_adaptive_backoff_beta_is_always_one_half() {
-        let mut h = htcp(HtcpParams { beta_adaptive: false, ..plain() });
+        let mut h = htcp(HtcpParams {
+            beta_adaptive: false,
+            ..plain()
+        });
         h.on_ack(&ack(0, 100), &path());
         h.on_ack(&ack(1, 110), &path());
         for event in 1..=3 {
@@ -448,7 +501,10 @@ mod tests {
         // minRTT 100 ms, maxRTT 125 ms: adaptive β would be 0.8. Every event is 2 s after the
         // previous one at 1000 packets/s, except the last, after 2 s at 1500 packets/s.
         let betas = |bandwidth_switch| {
-            let mut h = htcp(HtcpParams { bandwidth_switch, ..plain() });
+            let mut h = htcp(HtcpParams {
+                bandwidth_switch,
+                ..plain()
+            });
             h.on_ack(&ack(0, 100), &path());
             h.on_ack(&ack(1, 120), &path());
             h.on_ack(&ack(2, 125), &path());
@@ -469,14 +525,27 @@ mod tests {
 
     #[test]
     fn the_throughput_estimate_is_smoothed_and_restarts_after_a_backoff() {
-        let mut h = htcp(HtcpParams { bandwidth_switch: true, ..plain() });
+        let mut h = htcp(HtcpParams {
+            bandwidth_switch: true,
+            ..plain()
+        });
         h.on_ack(&ack(0, 100), &path());
         // 1000 packets/s, cwnd 10: one sample per minRTT of 100 packets.
         let t = acks_at(&mut h, 1, 1000, 2 * S, 100);
-        assert!((h.throughput.max - 1000.0).abs() < 20.0, "{}", h.throughput.max);
+        assert!(
+            (h.throughput.max - 1000.0).abs() < 20.0,
+            "{}",
+            h.throughput.max
+        );
         h.on_congestion(&loss(t), &path());
-        h.on_ack(&Ack { ca_state: CaState::Recovery, ..ack(t, 100) }, &path()); // stops counting
-        // Within 4 minRTTs of the backoff a sample replaces the estimate instead of joining it.
+        h.on_ack(
+            &Ack {
+                ca_state: CaState::Recovery,
+                ..ack(t, 100)
+            },
+            &path(),
+        ); // stops counting
+           // Within 4 minRTTs of the backoff a sample replaces the estimate instead of joining it.
         acks_at(&mut h, t + 2 * MS, 500, 250 * MS, 100);
         assert!((h.throughput.smoothed - 500.0).abs() < 1e-6);
         assert_eq!(h.throughput.max, h.throughput.smoothed);
@@ -485,11 +554,23 @@ mod tests {
     #[test]
     fn slow_start_then_alpha_per_window_of_packets() {
         let mut h = htcp(plain());
-        h.on_ack(&Ack { acked: 10, ..ack(0, 100) }, &path());
+        h.on_ack(
+            &Ack {
+                acked: 10,
+                ..ack(0, 100)
+            },
+            &path(),
+        );
         assert_eq!(h.cwnd(), 20.0);
         h.ssthresh = 20.0;
         // At Δ = 2 s, α = 11.25: one window of 20 packets adds about α.
-        h.on_ack(&Ack { acked: 20, ..ack(2 * S, 100) }, &path());
+        h.on_ack(
+            &Ack {
+                acked: 20,
+                ..ack(2 * S, 100)
+            },
+            &path(),
+        );
         assert_eq!(h.cwnd(), 31.25);
     }
 

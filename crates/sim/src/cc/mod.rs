@@ -15,17 +15,24 @@
 //! 5. A controller never sees the scoreboard, the network, other flows or a global clock.
 //!
 //! Units: windows in packets (`f64`, fractional so `+1/cwnd` needs no credit counter; the
-//! sender sends whole packets below `floor(cwnd)`), time in ns, rates in bit/s.
+//! sender sends whole packets below `floor(cwnd)`), time in ns, rates in payload bit/s.
 
 pub mod aimd;
+pub mod bbr;
+pub mod bic;
 pub mod check;
 pub mod common;
+pub mod cubic;
+pub mod fast;
 pub mod highspeed;
+pub mod htcp;
+pub mod hystart;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
 #[cfg(test)]
 pub mod testing;
+pub mod vegas;
 
 use std::fmt::Debug;
 
@@ -135,7 +142,8 @@ pub trait CongestionControl: Debug + Send {
     fn ssthresh(&self) -> f64 {
         f64::INFINITY
     }
-    /// Pacing rate in bit/s, honoured by the sender when `Some`.
+    /// Pacing rate in payload bit/s (the unit of [`RateSample::bps`]: headers excluded),
+    /// honoured by the sender when `Some`.
     fn pacing_rate_bps(&self) -> Option<f64> {
         None
     }

@@ -3,7 +3,8 @@
 //! Defaults live in each algorithm's parameter struct, once; `tcpeval cc list` prints them
 //! from here, so the Python side never repeats them.
 
-use super::{aimd, reno, CongestionControl, Init};
+use super::{aimd, bbr, bic, cubic, fast, highspeed, htcp, reno, scalable, vegas};
+use super::{CongestionControl, Init};
 
 pub type Params = serde_json::Map<String, serde_json::Value>;
 
@@ -20,7 +21,18 @@ pub struct Algorithm {
     pub build: Builder,
 }
 
-pub const ALGORITHMS: &[Algorithm] = &[reno::ALGORITHM, aimd::ALGORITHM];
+pub const ALGORITHMS: &[Algorithm] = &[
+    reno::ALGORITHM,
+    aimd::ALGORITHM,
+    highspeed::ALGORITHM,
+    scalable::ALGORITHM,
+    htcp::ALGORITHM,
+    bic::ALGORITHM,
+    cubic::ALGORITHM,
+    vegas::ALGORITHM,
+    fast::ALGORITHM,
+    bbr::ALGORITHM,
+];
 
 pub fn find(name: &str) -> Option<&'static Algorithm> {
     ALGORITHMS.iter().find(|a| a.name == name)

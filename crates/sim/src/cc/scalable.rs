@@ -32,7 +32,11 @@ pub struct ScalableParams {
 
 impl Default for ScalableParams {
     fn default() -> Self {
-        Self { a: 0.01, b: 0.125, low_window: 100.0 }
+        Self {
+            a: 0.01,
+            b: 0.125,
+            low_window: 100.0,
+        }
     }
 }
 
@@ -54,7 +58,11 @@ pub struct Scalable {
 
 impl Scalable {
     pub fn new(params: ScalableParams, init: &Init) -> Self {
-        Self { params, cwnd: init.initial_cwnd_pkts, ssthresh: f64::INFINITY }
+        Self {
+            params,
+            cwnd: init.initial_cwnd_pkts,
+            ssthresh: f64::INFINITY,
+        }
     }
 
     /// Window added per packet acknowledged in congestion avoidance.
@@ -122,7 +130,11 @@ mod tests {
 
     /// A Scalable flow in congestion avoidance at window `w`.
     fn scalable_at(w: f64) -> Scalable {
-        Scalable { params: ScalableParams::default(), cwnd: w, ssthresh: w }
+        Scalable {
+            params: ScalableParams::default(),
+            cwnd: w,
+            ssthresh: w,
+        }
     }
 
     #[test]
@@ -157,7 +169,10 @@ mod tests {
 
     #[test]
     fn slow_start_leftover_is_spent_in_congestion_avoidance() {
-        let mut cc = Scalable { ssthresh: 200.0, ..scalable_at(199.0) };
+        let mut cc = Scalable {
+            ssthresh: 200.0,
+            ..scalable_at(199.0)
+        };
         cc.on_ack(&ack(3), &path());
         assert!((cc.cwnd() - 200.02).abs() < 1e-9, "{}", cc.cwnd());
     }
@@ -177,7 +192,10 @@ mod tests {
             let mut cc = scalable_at(w);
             let mut path = Rounds::new(100.0);
             path.round(&mut cc, true);
-            let back = path.run(&mut cc, 20, |_, _| false).iter().position(|r| r.cwnd >= w);
+            let back = path
+                .run(&mut cc, 20, |_, _| false)
+                .iter()
+                .position(|r| r.cwnd >= w);
             assert_eq!(back, Some(13), "{w}"); // the 14th round after the loss round
         }
     }

@@ -35,7 +35,11 @@ pub struct VegasParams {
 
 impl Default for VegasParams {
     fn default() -> Self {
-        Self { alpha: 2.0, beta: 4.0, gamma: 1.0 }
+        Self {
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+        }
     }
 }
 
@@ -58,7 +62,10 @@ struct RoundRtt {
 
 impl Default for RoundRtt {
     fn default() -> Self {
-        Self { min_ns: u64::MAX, samples: 0 }
+        Self {
+            min_ns: u64::MAX,
+            samples: 0,
+        }
     }
 }
 
@@ -173,35 +180,31 @@ pub const ALGORITHM: Algorithm = Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::testing::{self, no_loss, path, Rounds};
     use crate::time::NS_PER_MS;
 
-    fn path() -> Path {
-        Path { mss_bytes: 1448, srtt_ns: 0, min_rtt_ns: u64::MAX, delivered: 0, round: 0 }
-    }
-
+    /// One packet acknowledged with an RTT sample of `rtt_ms`.
     fn ack(rtt_ms: u64) -> Ack {
         Ack {
-            now_ns: 0,
-            acked: 1,
-            lost: 0,
             rtt_ns: Some(rtt_ms * NS_PER_MS),
-            prior_in_flight: 0,
-            in_flight: 0,
-            round_start: false,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            rate: None,
+            ..testing::ack(1)
         }
     }
 
     fn vegas() -> Vegas {
-        Vegas::new(VegasParams::default(), &Init { mss_bytes: 1448, initial_cwnd_pkts: 10.0, seed: 0 })
+        Vegas::new(VegasParams::default(), &testing::init(10.0))
     }
 
-    /// A round of `acks` single-packet ACKs that all measure `rtt_ms`; the last ends it.
+    /// Scripted ACKs: `acks` packets that all measure `rtt_ms`; the last ends the round.
     fn round(v: &mut Vegas, acks: u32, rtt_ms: u64) {
         for i in 1..=acks {
-            v.on_ack(&Ack { round_start: i == acks, ..ack(rtt_ms) }, &path());
+            v.on_ack(
+                &Ack {
+                    round_start: i == acks,
+                    ..ack(rtt_ms)
+                },
+                &path(),
+            );
         }
     }
 
@@ -276,7 +279,13 @@ mod tests {
         round(&mut v, 10, 130);
         assert_eq!(v.cwnd(), 31.0);
         for _ in 0..31 {
-            v.on_ack(&Ack { ca_state: CaState::Disorder, ..ack(130) }, &path());
+            v.on_ack(
+                &Ack {
+                    ca_state: CaState::Disorder,
+                    ..ack(130)
+                },
+                &path(),
+            );
         }
         assert!((v.cwnd() - 32.0).abs() < 0.02, "{}", v.cwnd());
         // Only the two Open samples count: too few for Vegas.
@@ -287,7 +296,11 @@ mod tests {
     #[test]
     fn no_growth_when_not_cwnd_limited_but_a_queue_still_shrinks_the_window() {
         let mut v = in_congestion_avoidance();
-        let idle = |rtt_ms, last| Ack { cwnd_limited: false, round_start: last, ..ack(rtt_ms) };
+        let idle = |rtt_ms, last| Ack {
+            cwnd_limited: false,
+            round_start: last,
+            ..ack(rtt_ms)
+        };
         for i in 1..=3 {
             v.on_ack(&idle(100, i == 3), &path());
         }
@@ -301,7 +314,14 @@ mod tests {
     #[test]
     fn loss_halves_like_reno_and_a_timeout_restarts_from_one() {
         let mut v = in_congestion_avoidance();
-        v.on_congestion(&CongestionEvent { now_ns: 0, in_flight: 32, lost: 1 }, &path());
+        v.on_congestion(
+            &CongestionEvent {
+                now_ns: 0,
+                in_flight: 32,
+                lost: 1,
+            },
+            &path(),
+        );
         assert_eq!((v.cwnd(), v.ssthresh()), (16.0, 16.0));
         v.on_timeout(0, &path());
         assert_eq!((v.cwnd(), v.ssthresh()), (1.0, 8.0));
@@ -314,5 +334,18 @@ mod tests {
         round(&mut v, 32, 130); // the new path's RTT: nothing queued
         assert_eq!(v.base_rtt_ns, 130 * NS_PER_MS);
         assert_eq!(v.cwnd(), 33.0);
+    }
+
+    #[test]
+    fn on_a_bottleneck_vegas_settles_with_alpha_to_beta_packets_queued() {
+        // BDP 100 packets at 100 ms. Slow start overshoots to 201 packets, then congestion
+        // avoidance takes one packet off per round until 2–4 packets wait in the queue
+        // (Linux's integer diff is W·(W − 100)/100: 2 at W = 102, 4 at W = 104).
+        let mut v = vegas();
+        let rounds = Rounds::new(100.0)
+            .bottleneck(100.0)
+            .run(&mut v, 250, no_loss);
+        let queued: Vec<u32> = rounds[200..].iter().map(|r| r.sent - 100).collect();
+        assert!(queued.iter().all(|q| (2..=4).contains(q)), "{queued:?}");
     }
 }

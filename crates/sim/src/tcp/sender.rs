@@ -353,7 +353,9 @@ impl Sender {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
         }
         if let Some(rate_bps) = self.pacing_rate_bps() {
-            self.next_send_ns = self.next_send_ns.max(now_ns) + tx_time_ns(size_bytes, rate_bps);
+            // Pacing rates are in payload bits, the unit of the rate samples they come from.
+            let gap_ns = tx_time_ns(size_bytes - HEADER_BYTES, rate_bps);
+            self.next_send_ns = self.next_send_ns.max(now_ns) + gap_ns;
         }
     }
 

@@ -17,7 +17,10 @@ pub struct MaxFilter {
 
 impl MaxFilter {
     pub fn new(window_rounds: u64) -> Self {
-        Self { window_rounds, best: VecDeque::new() }
+        Self {
+            window_rounds,
+            best: VecDeque::new(),
+        }
     }
 
     /// A sample taken in `round`. As in Linux the window moves only when samples arrive, so a
@@ -31,7 +34,10 @@ impl MaxFilter {
         }
         // A sample of round r counts until round r + window (Linux expires it once its age
         // exceeds the window).
-        while self.best.front().is_some_and(|&(r, _)| round.saturating_sub(r) > self.window_rounds)
+        while self
+            .best
+            .front()
+            .is_some_and(|&(r, _)| round.saturating_sub(r) > self.window_rounds)
         {
             self.best.pop_front();
         }
@@ -55,7 +61,11 @@ pub struct MinRtt {
 
 impl MinRtt {
     pub fn new(window_ns: u64) -> Self {
-        Self { window_ns, rtt_ns: None, stamp_ns: 0 }
+        Self {
+            window_ns,
+            rtt_ns: None,
+            stamp_ns: 0,
+        }
     }
 
     pub fn get(&self) -> Option<u64> {
@@ -92,9 +102,17 @@ mod tests {
         f.update(0, 100.0);
         f.update(5, 60.0);
         f.update(10, 50.0);
-        assert_eq!(f.get(), 100.0, "round 0's sample is 10 rounds old: still in");
+        assert_eq!(
+            f.get(),
+            100.0,
+            "round 0's sample is 10 rounds old: still in"
+        );
         f.update(11, 50.0);
-        assert_eq!(f.get(), 60.0, "11 rounds old: out; round 5's is the max now");
+        assert_eq!(
+            f.get(),
+            60.0,
+            "11 rounds old: out; round 5's is the max now"
+        );
         f.update(16, 40.0);
         assert_eq!(f.get(), 50.0);
     }
@@ -122,7 +140,10 @@ mod tests {
     #[test]
     fn the_min_rtt_is_replaced_by_a_smaller_sample_or_any_after_ten_seconds() {
         let mut m = MinRtt::new(10 * S);
-        assert!(!m.is_expired(100 * S), "nothing to expire before the first sample");
+        assert!(
+            !m.is_expired(100 * S),
+            "nothing to expire before the first sample"
+        );
         m.update(S, 40);
         m.update(2 * S, 45);
         assert_eq!(m.get(), Some(40));

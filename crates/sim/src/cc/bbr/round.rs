@@ -14,7 +14,10 @@ pub struct RoundFromNow {
 
 impl RoundFromNow {
     pub fn start(in_flight: u32) -> Self {
-        Self { in_flight_at_mark: u64::from(in_flight), left_since_mark: 0 }
+        Self {
+            in_flight_at_mark: u64::from(in_flight),
+            left_since_mark: 0,
+        }
     }
 
     /// Count this ACK (acknowledged after the mark); true once the round is over.

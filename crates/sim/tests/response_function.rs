@@ -1,0 +1,122 @@
+//! Response functions (window against loss rate, algorithms.md §10.3) of the high-speed stacks,
+//! end to end: one flow, random loss p on a path fast enough that the queue stays empty, an
+//! ACK per packet (the RFCs' model). The average window is goodput × RTT over the second half
+//! of the run. Tolerance ±25 % of the published function, and every stack must lie right of
+//! Reno's (a larger window at the same p). Then a two-flow fairness table on a dumbbell.
+
+mod common;
+use common::*;
+use tcpeval_sim::scenario::Flow;
+use tcpeval_sim::Output;
+
+const RTT_MS: u64 = 100;
+
+fn cc_flow(cc: &str, params: &[(&str, serde_json::Value)], rtt_ms: u64) -> Flow {
+    let mut f = flow(cc, rtt_ms);
+    for (key, value) in params {
+        f.cc.insert((*key).into(), value.clone());
+    }
+    f
+}
+
+/// Average goodput of `flow` from `from_s` to the end of the run, in packets per second.
+fn packets_per_s(out: &Output, flow: u32, from_s: f64) -> f64 {
+    let c = &out.flows;
+    let rows: Vec<usize> = (0..c.t_s.len()).filter(|&i| c.flow[i] == flow).collect();
+    let first = rows.iter().find(|&&i| c.t_s[i] >= from_s).copied().unwrap();
+    let last = *rows.last().unwrap();
+    let bytes = c.delivered_bytes[last] - c.delivered_bytes[first];
+    bytes as f64 / 1448.0 / (c.t_s[last] - c.t_s[first])
+}
+
+/// The average window of one flow under random loss `p`, in packets; `expected` sets the run
+/// length so that the second half holds about 50 loss events.
+fn window_under_loss(cc: &str, params: &[(&str, serde_json::Value)], p: f64, expected: f64) -> f64 {
+    let mut f = cc_flow(cc, params, RTT_MS);
+    f.delayed_ack = false;
+    let rtt_s = RTT_MS as f64 / 1e3;
+    let duration_s = (100.0 / p / expected * rtt_s).max(100.0) as u64;
+    let mut s = scenario(10_000 * MBPS, 1_000_000, duration_s, vec![f]);
+    s.bottleneck.loss = p;
+    s.sample_interval_ns = SEC;
+    let out = run_checked(&s);
+    assert_eq!(out.summary.bottleneck.queue_drops, 0, "only random loss");
+    packets_per_s(&out, 0, duration_s as f64 / 2.0) * rtt_s
+}
+
+fn check(cc: &str, params: &[(&str, serde_json::Value)], p: f64, published: f64) {
+    let w = window_under_loss(cc, params, p, published);
+    let reno = 1.2 / p.sqrt();
+    println!(
+        "{cc} p={p:e}: window {w:.0}, published {published:.0} ({:.2}), Reno {reno:.0}",
+        w / published
+    );
+    assert!((w / published - 1.0).abs() <= 0.25, "{cc} at {p}: {w} vs {published}");
+    assert!(w > reno, "{cc} at {p}: {w} not right of Reno's {reno}");
+}
+
+/// RFC 3649 §5 / Table 3: W = 0.12/p^0.835 — 263 at 1e-4, 1795 at 1e-5.
+#[test]
+fn highspeed_follows_rfc_3649() {
+    for p in [1e-4, 1e-5] {
+        check("highspeed", &[], p, 0.12 / p.powf(0.835));
+    }
+}
+
+/// MIMD(0.01, 0.125): about a/(b·p) = 0.08/p (algorithms.md §2, §10.3) — 800 at 1e-4.
+#[test]
+fn scalable_window_is_inverse_in_the_loss_rate() {
+    for p in [1e-4, 1e-5] {
+        check("scalable", &[], p, 0.08 / p);
+    }
+}
+
+/// RFC 9438 §5 / Table 1 (RTT 100 ms): 1.054·(RTT/p)^0.75 — 187 at 1e-4, 1054 at 1e-5.
+/// Fast convergence off, as §4.7 says for a lone flow.
+#[test]
+fn cubic_follows_rfc_9438() {
+    let params = [("fast_convergence", false.into())];
+    for p in [1e-4, 1e-5] {
+        let published = 1.054 * (RTT_MS as f64 / 1e3 / p).powf(0.75);
+        check("cubic", &params, p, published);
+    }
+}
+
+/// AIMD(a, b) averages sqrt(a(2 − b)/(2bp)) (RFC 9438 §4.3 eq. 3): GridDT's AIMD(4, 0.25) at
+/// 1e-4 holds 374 packets, Reno's 122.
+#[test]
+fn aimd_follows_its_response_function() {
+    let params = [("a", 4.0.into()), ("b", 0.25.into())];
+    let p = 1e-4;
+    check("aimd", &params, p, (4.0f64 * 1.75 / (0.5 * p)).sqrt());
+}
+
+/// Two flows of one stack, 100 Mb/s, 80 ms (BDP 667 packets), a buffer of 20 % of it; the
+/// second starts 10 s after the first. Jain's index over the last 100 s of 200.
+#[test]
+fn two_flow_fairness_table() {
+    let rate = 100 * MBPS;
+    let bdp = bdp_pkts(rate, 80);
+    println!("{:<10} {:>8} {:>8} {:>6} {:>6}", "cc", "flow 1", "flow 2", "Jain", "util");
+    let mut jains = vec![];
+    for cc in ["reno", "aimd", "highspeed", "scalable", "bic", "cubic"] {
+        let mut late = flow(cc, 80);
+        late.start_ns = 10 * SEC;
+        let mut s = scenario(rate, bdp / 5, 200, vec![flow(cc, 80), late]);
+        s.sample_interval_ns = SEC;
+        let out = run_checked(&s);
+        let mbps: Vec<f64> = (0..2)
+            .map(|f| packets_per_s(&out, f, 100.0) * 1448.0 * 8.0 / 1e6)
+            .collect();
+        let j = jain(&mbps);
+        let util = out.summary.bottleneck.utilization;
+        println!("{cc:<10} {:>8.1} {:>8.1} {j:>6.3} {util:>6.3}", mbps[0], mbps[1]);
+        jains.push((cc, j, util));
+    }
+    for (cc, j, util) in jains {
+        assert!(util > 0.8, "{cc} leaves the link idle: {util}");
+        if cc != "scalable" {
+            assert!(j > 0.9, "{cc}: Jain {j}");
+        }
+    }
+}
