@@ -298,7 +298,11 @@ impl Simulation {
 fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
     let s = &f.sender.stats;
     let start_ns = f.spec.start_ns.min(end_ns);
-    let active_end_ns = s.completed_ns.or(f.spec.stop_ns).unwrap_or(end_ns).min(end_ns);
+    let active_end_ns = s
+        .completed_ns
+        .or(f.spec.stop_ns)
+        .unwrap_or(end_ns)
+        .min(end_ns);
     let delivered = match (s.completed_ns, f.delivered_at_stop) {
         (None, Some(segments)) => f.bytes_of(segments),
         _ => f.delivered_bytes(),

@@ -51,7 +51,10 @@ fn check(cc: &str, params: &[(&str, serde_json::Value)], p: f64, published: f64)
         "{cc} p={p:e}: window {w:.0}, published {published:.0} ({:.2}), Reno {reno:.0}",
         w / published
     );
-    assert!((w / published - 1.0).abs() <= 0.25, "{cc} at {p}: {w} vs {published}");
+    assert!(
+        (w / published - 1.0).abs() <= 0.25,
+        "{cc} at {p}: {w} vs {published}"
+    );
     assert!(w > reno, "{cc} at {p}: {w} not right of Reno's {reno}");
 }
 
@@ -97,7 +100,10 @@ fn aimd_follows_its_response_function() {
 fn two_flow_fairness_table() {
     let rate = 100 * MBPS;
     let bdp = bdp_pkts(rate, 80);
-    println!("{:<10} {:>8} {:>8} {:>6} {:>6}", "cc", "flow 1", "flow 2", "Jain", "util");
+    println!(
+        "{:<10} {:>8} {:>8} {:>6} {:>6}",
+        "cc", "flow 1", "flow 2", "Jain", "util"
+    );
     let mut jains = vec![];
     for cc in ["reno", "aimd", "highspeed", "scalable", "bic", "cubic"] {
         let mut late = flow(cc, 80);
@@ -110,7 +116,10 @@ fn two_flow_fairness_table() {
             .collect();
         let j = jain(&mbps);
         let util = out.summary.bottleneck.utilization;
-        println!("{cc:<10} {:>8.1} {:>8.1} {j:>6.3} {util:>6.3}", mbps[0], mbps[1]);
+        println!(
+            "{cc:<10} {:>8.1} {:>8.1} {j:>6.3} {util:>6.3}",
+            mbps[0], mbps[1]
+        );
         jains.push((cc, j, util));
     }
     for (cc, j, util) in jains {
@@ -118,5 +127,49 @@ fn two_flow_fairness_table() {
         if cc != "scalable" {
             assert!(j > 0.9, "{cc}: Jain {j}");
         }
+    }
+}
+
+#[test]
+fn scratch_tmp() {
+    for (cc, params, p, publ) in [
+        (
+            "aimd",
+            vec![("a", 4.0.into()), ("b", 0.25.into())],
+            1e-4,
+            374.0,
+        ),
+        ("highspeed", vec![], 1e-4, 263.0),
+        ("highspeed", vec![], 1e-5, 1795.0),
+        ("scalable", vec![], 1e-4, 800.0),
+        ("scalable", vec![], 1e-5, 8000.0),
+        (
+            "cubic",
+            vec![("fast_convergence", false.into())],
+            1e-4,
+            187.0,
+        ),
+        (
+            "cubic",
+            vec![("fast_convergence", false.into())],
+            1e-5,
+            1054.0,
+        ),
+        ("cubic", vec![], 1e-5, 1054.0),
+    ] {
+        let mut f = cc_flow(cc, &params, RTT_MS);
+        f.delayed_ack = false;
+        let duration_s = (400.0 / p / publ * 0.1) as u64;
+        let mut s = scenario(10_000 * MBPS, 1_000_000, duration_s, vec![f]);
+        s.bottleneck.loss = p;
+        s.sample_interval_ns = SEC;
+        let out = run_checked(&s);
+        let w = packets_per_s(&out, 0, duration_s as f64 / 4.0) * 0.1;
+        println!(
+            "{cc} {params:?} {p:e}: {w:.0} vs {publ} ratio {:.3} events {} wall {:.1}",
+            w / publ,
+            out.summary.flows[0].congestion_events,
+            out.summary.sim.wall_seconds
+        );
     }
 }

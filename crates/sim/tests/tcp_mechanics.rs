@@ -17,7 +17,10 @@ fn a_socket_buffer_window_caps_goodput_at_window_per_rtt() {
     let got = one_flow(1000 * MBPS, f, 30);
     let expected_mbps = 20.0 * 1448.0 * 8.0 / 0.1 / 1e6;
     // Slow start reaches 20 packets in the first round trips: within 2% over 30 s.
-    assert!((got.goodput_mbps / expected_mbps - 1.0).abs() < 0.02, "{got:?}");
+    assert!(
+        (got.goodput_mbps / expected_mbps - 1.0).abs() < 0.02,
+        "{got:?}"
+    );
     assert_eq!(got.retransmits, 0);
 }
 
@@ -47,7 +50,9 @@ fn a_flow_is_active_only_between_start_and_stop() {
     assert_eq!((f.start_s, f.end_s), (10.0, 20.0));
     let c = &out.flows;
     let delivered = |flow: u32, t: f64| {
-        let i = (0..c.t_s.len()).find(|&i| c.flow[i] == flow && (c.t_s[i] - t).abs() < 1e-6).unwrap();
+        let i = (0..c.t_s.len())
+            .find(|&i| c.flow[i] == flow && (c.t_s[i] - t).abs() < 1e-6)
+            .unwrap();
         c.delivered_bytes[i]
     };
     assert_eq!(delivered(1, 9.9), 0);
@@ -55,7 +60,11 @@ fn a_flow_is_active_only_between_start_and_stop() {
     // After the stop only what was in flight arrives: less than one window.
     assert!(delivered(1, 30.0) - f.bytes_delivered < 2 * bdp_pkts(rate, 50) * 1448);
     // The first flow takes the link back.
-    assert!(out.summary.flows[0].goodput_mbps > 0.6 * 100.0, "{:?}", out.summary.flows[0]);
+    assert!(
+        out.summary.flows[0].goodput_mbps > 0.6 * 100.0,
+        "{:?}",
+        out.summary.flows[0]
+    );
 }
 
 /// A window-limited transfer (100 packets outstanding at most, 100 per 50 ms round trip)
@@ -75,7 +84,11 @@ fn sack_repairs_a_burst_of_losses_in_one_round_trip_newreno_in_one_per_round_tri
     let sack = burst_loss_transfer(true);
     let newreno = burst_loss_transfer(false);
     for f in [&sack, &newreno] {
-        assert_eq!((f.retransmits, f.timeouts, f.congestion_events), (6, 0, 1), "{f:?}");
+        assert_eq!(
+            (f.retransmits, f.timeouts, f.congestion_events),
+            (6, 0, 1),
+            "{f:?}"
+        );
     }
     // With the window full, the first hole stalls the sender until it is repaired. NewReno
     // repairs one hole per partial ACK (RFC 6582): six round trips. SACK sends the first
@@ -83,7 +96,10 @@ fn sack_repairs_a_burst_of_losses_in_one_round_trip_newreno_in_one_per_round_tri
     // half a round trip later (RFC 6675 §5): about 1.5. So about 4.5 round trips apart.
     let extra_rtts = (newreno.completion_s.unwrap() - sack.completion_s.unwrap()) / 0.05;
     println!("NewReno took {extra_rtts:.2} more round trips than SACK");
-    assert!((3.5..=5.5).contains(&extra_rtts), "NewReno took {extra_rtts} more round trips");
+    assert!(
+        (3.5..=5.5).contains(&extra_rtts),
+        "NewReno took {extra_rtts} more round trips"
+    );
 }
 
 #[test]

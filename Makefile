@@ -1,0 +1,59 @@
+# One entry point: `make demo` to see it work, `make test` before you push.
+# Runs one step at a time on purpose: the Rust builds want every core.
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# maturin installs into the environment named here, whoever calls make.
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+# Rebuild the core only when its sources or the packaging change.
+RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+
+# Runtime and dev dependencies, read from pyproject.toml so they are listed in one place.
+define LIST_DEPENDENCIES
+import tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print("\n".join(project["dependencies"] + project["optional-dependencies"]["dev"]))
+endef
+export LIST_DEPENDENCIES
+
+.PHONY: demo test bench lint fmt clean
+
+demo: $(VENV)/.core
+	$(BIN)/tcpeval demo examples --out out/demo
+
+test: $(VENV)/.core
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo test --workspace
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+	$(BIN)/pytest
+
+bench: $(VENV)/.core
+	$(BIN)/python bench/bench_sim.py
+
+lint: $(VENV)/requirements.txt
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
+
+fmt: $(VENV)/requirements.txt
+	cargo fmt --all
+	$(BIN)/ruff check --fix
+	$(BIN)/ruff format
+
+clean:
+	rm -rf $(VENV) target out
+
+# The virtualenv with every Python dependency; the file is written only once pip succeeded.
+$(VENV)/requirements.txt: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -c "$$LIST_DEPENDENCIES" > $@.tmp
+	$(BIN)/pip install --quiet --disable-pip-version-check -r $@.tmp
+	mv $@.tmp $@
+
+# The Rust core built in release and the package installed (editable: Python edits need no rebuild).
+$(VENV)/.core: $(VENV)/requirements.txt $(RUST_SOURCES)
+	$(BIN)/maturin develop --release
+	touch $@

@@ -1,0 +1,54 @@
+"""Simulator speed on the reference dumbbell: 1 Gb/s, 100 ms, queue = 1 BDP, 30 s.
+
+    python bench/bench_sim.py [--cc cubic]
+
+Prints, for one flow and for ten: packets delivered, events, wall seconds (timed inside the
+core, so Python start-up is not counted) and the rates per wall-second. A benchmark prints
+numbers for people to compare; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from tcpeval import simulate
+from tcpeval.scenario import cc_algorithms
+
+
+def dumbbell(cc: str, flows: int) -> dict[str, Any]:
+    return {
+        "name": f"bench-{flows}x{cc}",
+        "duration": "30s",
+        "sample_interval": "1s",
+        "bottleneck": {"rate": "1Gbps", "queue": "100%bdp"},
+        "flow": [{"cc": cc, "rtt": "100ms", "count": flows}],
+    }
+
+
+ROW = "{:<14}{:>16}{:>14}{:>9}{:>14}{:>14}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    names = [algorithm["name"] for algorithm in cc_algorithms()]
+    parser.add_argument("--cc", default="reno", choices=names, help="default: reno")
+    cc = parser.parse_args().cc
+    print(ROW.format("case", "delivered pkts", "events", "wall s", "pkts/wall-s", "events/wall-s"))
+    for flows in (1, 10):
+        sim = simulate(dumbbell(cc, flows)).summary["sim"]
+        delivered, events, wall_s = sim["packets_delivered"], sim["events"], sim["wall_seconds"]
+        print(
+            ROW.format(
+                f"{flows} x {cc}",
+                f"{delivered:,}",
+                f"{events:,}",
+                f"{wall_s:.2f}",
+                f"{delivered / wall_s:,.0f}",
+                f"{events / wall_s:,.0f}",
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

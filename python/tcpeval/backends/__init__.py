@@ -1,0 +1,1 @@
+"""Backends answer a scenario with a Result of the same shape: for now the simulator."""

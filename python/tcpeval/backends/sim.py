@@ -1,0 +1,85 @@
+"""The simulator backend: a scenario in, a Result out, through the Rust core.
+
+Python resolves the scenario and hands it over as JSON; the core returns a summary and columns
+(docs/contract.md). Nothing here touches packets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpeval import _core
+from tcpeval.metrics import jain_index
+from tcpeval.result import Result
+from tcpeval.scenario import (
+    Scenario,
+    ScenarioError,
+    describe,
+    load_scenario,
+    parse_scenario,
+    resolve,
+)
+
+FLOW_COLUMNS = (
+    "t_s",
+    "flow",
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "srtt_ms",
+    "inflight_pkts",
+    "delivered_bytes",
+    "retransmits",
+    "pacing_rate_bps",
+)
+LINK_COLUMNS = ("t_s", "link", "queue_pkts", "drops", "tx_bytes")
+
+
+def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
+    """Run a scenario (a Scenario, a dict in the TOML layout, or the path of a TOML file)."""
+    scenario = _as_scenario(scenario)
+    resolved = resolve(scenario)
+    try:
+        summary_json, flow_columns, link_columns = _core.simulate(json.dumps(resolved))
+    except ValueError as error:
+        raise _in_user_terms(str(error), resolved) from None
+    summary = json.loads(summary_json)
+    summary["scenario"] = describe(scenario)
+    summary["jain_index"] = jain_index([flow["goodput_mbps"] for flow in summary["flows"]])
+    return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns))
+
+
+def _as_scenario(scenario: Scenario | dict[str, Any] | str | Path) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return parse_scenario(scenario)
+    return load_scenario(scenario)
+
+
+def _flows_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
+    return pd.DataFrame({name: columns[name] for name in FLOW_COLUMNS})
+
+
+def _links_frame(columns: dict[str, Any]) -> pd.DataFrame:
+    """Link columns with the `link` index replaced by the link's name."""
+    frame = pd.DataFrame({name: columns[name] for name in LINK_COLUMNS})
+    frame["link"] = np.asarray(columns["link_names"], dtype=object)[frame["link"].to_numpy()]
+    return frame
+
+
+def _in_user_terms(message: str, resolved: dict[str, Any]) -> ScenarioError:
+    """A core error names a field of the resolved scenario (`flows[3].cc: 'reno' unknown
+    parameter …`); point at the [[flow]] table that flow 3 came from instead."""
+    path, _, reason = message.partition(": ")
+    if not reason:
+        return ScenarioError("scenario", None, message)
+    flow = re.fullmatch(r"flows\[(\d+)\](\S*)", path)
+    if flow is not None:
+        path = f"flow[{resolved['flows'][int(flow[1])]['group']}]{flow[2]}"
+    return ScenarioError(path, None, reason)

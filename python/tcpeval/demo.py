@@ -1,0 +1,131 @@
+"""The tour behind `make demo`: run every example scenario, save each result with its plots,
+and set the simulator beside the analytical models wherever one of them applies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tcpeval.backends.sim import simulate
+from tcpeval.metrics import recovery_time
+from tcpeval.models import mathis_goodput_bps, reno_recovery_time_s
+from tcpeval.report.plots import write_plots
+from tcpeval.report.tables import flows_table, run_table
+from tcpeval.result import Result
+from tcpeval.scenario import FlowGroup, Scenario, load_scenario, window_pkts
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """One Reno flow back at its window limit W after a single induced loss."""
+
+    scenario: str
+    window_pkts: int
+    rtt: str
+    simulated_s: float | None
+    model_s: float
+
+
+@dataclass(frozen=True)
+class LossLimited:
+    """One Reno flow whose goodput random loss limits."""
+
+    scenario: str
+    loss: float
+    rtt: str
+    delayed_ack: bool
+    simulated_mbps: float
+    model_mbps: float
+
+
+def run_examples(examples: Path, out: Path, console: Console) -> None:
+    recoveries: list[Recovery] = []
+    loss_limited: list[LossLimited] = []
+    for path in sorted(examples.glob("*.toml")):
+        scenario = load_scenario(path)
+        with console.status(f"simulating {path.name} ({scenario.duration.given} simulated)"):
+            result = simulate(scenario)
+        directory = result.save(out / path.stem)
+        write_plots(result, directory)
+        console.print(flows_table(result.summary, title=f"{path.name} → {directory}/"))
+        console.print(run_table(result.summary))
+        if (recovered := recovery(scenario, result)) is not None:
+            recoveries.append(recovered)
+        if (limited := mathis(scenario, result)) is not None:
+            loss_limited.append(limited)
+    if recoveries:
+        console.print(recovery_table(recoveries))
+    if loss_limited:
+        console.print(mathis_table(loss_limited))
+
+
+def recovery(scenario: Scenario, result: Result) -> Recovery | None:
+    """One Reno flow, ACK per packet, window limit W, one induced loss: back to W in (W/2)·RTT."""
+    flow = _lone_reno_flow(scenario)
+    if flow is None or flow.delayed_ack or len(flow.drop_at) != 1:
+        return None
+    window = window_pkts(flow, scenario.bottleneck.rate)
+    if window is None:
+        return None
+    return Recovery(
+        scenario=scenario.name,
+        window_pkts=window,
+        rtt=flow.rtt.given,
+        simulated_s=recovery_time(result.flows, 0, flow.drop_at[0].seconds, window),
+        model_s=reno_recovery_time_s(window, flow.rtt.seconds),
+    )
+
+
+def mathis(scenario: Scenario, result: Result) -> LossLimited | None:
+    """One Reno flow under random loss p: goodput (MSS/RTT)·C/√p (Mathis et al. 1997)."""
+    flow = _lone_reno_flow(scenario)
+    loss = scenario.bottleneck.loss
+    if flow is None or loss == 0:
+        return None
+    model_bps = mathis_goodput_bps(flow.mss.bytes, flow.rtt.seconds, loss, flow.delayed_ack)
+    return LossLimited(
+        scenario=scenario.name,
+        loss=loss,
+        rtt=flow.rtt.given,
+        delayed_ack=flow.delayed_ack,
+        simulated_mbps=result.summary["flows"][0]["goodput_mbps"],
+        model_mbps=model_bps / 1e6,
+    )
+
+
+def recovery_table(rows: list[Recovery]) -> Table:
+    table = _table("Reno's recovery from one loss", "scenario", "W pkts", "RTT")
+    table.add_column("simulated s", justify="right")
+    table.add_column("(W/2)·RTT s", justify="right")
+    for row in sorted(rows, key=lambda row: row.model_s):
+        simulated = "not reached" if row.simulated_s is None else f"{row.simulated_s:.2f}"
+        table.add_row(row.scenario, str(row.window_pkts), row.rtt, simulated, f"{row.model_s:.2f}")
+    return table
+
+
+def mathis_table(rows: list[LossLimited]) -> Table:
+    table = _table("Reno's goodput under random loss p", "scenario", "p", "RTT")
+    table.add_column("simulated Mb/s", justify="right")
+    table.add_column("(MSS/RTT)·C/√p Mb/s", justify="right")
+    for row in rows:
+        constant = "√(3/4)" if row.delayed_ack else "√(3/2)"
+        model = f"{row.model_mbps:.2f} (C = {constant})"
+        table.add_row(row.scenario, f"{row.loss:g}", row.rtt, f"{row.simulated_mbps:.2f}", model)
+    return table
+
+
+def _table(title: str, *headers: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        table.add_column(header, justify="left" if header == "scenario" else "right")
+    return table
+
+
+def _lone_reno_flow(scenario: Scenario) -> FlowGroup | None:
+    flows = scenario.flow
+    if len(flows) == 1 and flows[0].count == 1 and flows[0].cc.name == "reno":
+        return flows[0]
+    return None

@@ -1,0 +1,91 @@
+"""Analytical models of TCP, used as oracles beside simulated and measured results.
+
+Windows are in packets, times in seconds, rates in bits per second, loss `p` per packet.
+Formulas and their sources are collected in the project's reference, algorithms.md §10.
+"""
+
+from __future__ import annotations
+
+import math
+
+HEADER_BYTES = 52
+"""IP + TCP header with timestamps: a packet on the wire is mss + 52 bytes."""
+
+
+def bdp_pkts(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:
+    """Bandwidth-delay product in packets: rate·RTT / (8·packet size).
+
+    E.g. 250 Mb/s × 42 ms with 1500-byte packets holds 875 packets (algorithms.md §10.4).
+    """
+    return rate_bps * rtt_s / (8 * packet_bytes)
+
+
+def mathis_goodput_bps(mss_bytes: float, rtt_s: float, p: float, delayed_ack: bool) -> float:
+    """Reno's steady-state goodput under periodic loss: (MSS/RTT)·C/√p.
+
+    Mathis, Semke, Mahdavi, Ott, "The macroscopic behavior of the TCP congestion avoidance
+    algorithm", CCR 27(3), 1997. C = √(3/(2b)) with b packets acknowledged per ACK:
+    √(3/2) ≈ 1.22 when every packet is ACKed, √(3/4) ≈ 0.87 with delayed ACKs (b = 2).
+    """
+    acked_per_ack = 2 if delayed_ack else 1
+    c = math.sqrt(3 / (2 * acked_per_ack))
+    return 8 * mss_bytes / rtt_s * c / math.sqrt(p)
+
+
+def pftk_goodput_bps(
+    mss_bytes: float,
+    rtt_s: float,
+    p: float,
+    rto_s: float,
+    delayed_ack: bool,
+    max_window_pkts: float = math.inf,
+) -> float:
+    """Reno's goodput with timeouts and a receiver window: the full PFTK model (their eq. 31).
+
+    Padhye, Firoiu, Towsley, Kurose, "Modeling TCP throughput: a simple model and its empirical
+    validation", SIGCOMM 1998. Tends to Mathis as p → 0 and to Wmax/RTT when window-limited.
+    """
+    b = 2 if delayed_ack else 1
+    q = 1 - p
+    mean_window = (2 + b) / (3 * b) + math.sqrt(8 * q / (3 * b * p) + ((2 + b) / (3 * b)) ** 2)
+    window_limited = mean_window >= max_window_pkts
+    w = max_window_pkts if window_limited else mean_window
+    rounds = b / 8 * w + q / (p * w) + 2 if window_limited else b / 2 * w + 1
+    # Q(p, w): the share of loss indications that are timeouts; G(p): their exponential backoff.
+    timeouts = min(1.0, (1 - q**3) * (1 + q**3 * (1 - q ** (w - 3))) / (1 - q**w))
+    backoff = 1 + p + 2 * p**2 + 4 * p**3 + 8 * p**4 + 16 * p**5 + 32 * p**6
+    packets_per_cycle = q / p + w + timeouts / q
+    cycle_s = rtt_s * rounds + timeouts * backoff * rto_s / q
+    return 8 * mss_bytes * packets_per_cycle / cycle_s
+
+
+def reno_recovery_time_s(window_pkts: float, rtt_s: float) -> float:
+    """Time for Reno to regrow its window after one loss at window W: (W/2)·RTT.
+
+    Halved to W/2 by the loss, congestion avoidance adds one packet per RTT (ACK every packet;
+    twice as long with delayed ACK and no byte counting). algorithms.md §10.4.
+    """
+    return window_pkts / 2 * rtt_s
+
+
+def reno_response_window_pkts(p: float) -> float:
+    """Standard TCP's average window at loss rate p: 1.2/√p (RFC 3649 §1)."""
+    return 1.2 / math.sqrt(p)
+
+
+def hstcp_response_window_pkts(p: float) -> float:
+    """HighSpeed TCP's average window at loss rate p: 0.12/p^0.835 (RFC 3649 §5).
+
+    Below Low_Window = 38 packets HighSpeed TCP behaves as standard TCP (RFC 3649 §4).
+    """
+    reno = reno_response_window_pkts(p)
+    return reno if reno <= 38 else 0.12 / p**0.835
+
+
+def scalable_response_window_pkts(p: float) -> float:
+    """Scalable TCP's average window at loss rate p: a/(b·p) = 0.08/p.
+
+    MIMD with a = 0.01 per ACK and b = 0.125 per loss (Kelly, "Scalable TCP: improving
+    performance in highspeed wide area networks", CCR 33(2), 2003); algorithms.md §10.3.
+    """
+    return 0.01 / (0.125 * p)

@@ -1,0 +1,82 @@
+"""PNG plots of a result's time series.
+
+Figures are built with matplotlib's object API (no pyplot), so no display or GUI backend is
+ever involved and plotting is safe in scripts, tests and worker processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tcpeval.metrics import goodput_mbps
+from tcpeval.result import Result
+
+LEGEND_MAX_LINES = 12  # beyond this a legend hides the plot it explains
+
+
+def write_plots(result: Result, directory: str | Path) -> list[Path]:
+    """Write cwnd.png, goodput.png and queue.png into `directory`; returns their paths."""
+    directory = Path(directory)
+    name = result.summary["scenario"]["name"]
+    labels = {
+        flow["id"]: f"flow {flow['id']} ({flow['cc']}, {flow['rtt_ms']:g} ms)"
+        for flow in result.summary["flows"]
+    }
+    figures = {
+        "cwnd.png": _lines(
+            result.flows,
+            key="flow",
+            column="cwnd_pkts",
+            labels=labels,
+            ylabel="cwnd (packets)",
+            title=f"{name}: cwnd",
+        ),
+        "goodput.png": _lines(
+            goodput_mbps(result.flows),
+            key="flow",
+            column="goodput_mbps",
+            labels=labels,
+            ylabel="goodput (Mb/s)",
+            title=f"{name}: goodput per sample interval",
+        ),
+        "queue.png": _lines(
+            result.links,
+            key="link",
+            column="queue_pkts",
+            labels={},
+            ylabel="queue (packets)",
+            title=f"{name}: queue length",
+        ),
+    }
+    paths = []
+    for file_name, figure in figures.items():
+        figure.savefig(directory / file_name, dpi=110)
+        paths.append(directory / file_name)
+    return paths
+
+
+def _lines(
+    series: pd.DataFrame,
+    *,
+    key: str,
+    column: str,
+    labels: dict[object, str],
+    ylabel: str,
+    title: str,
+) -> Figure:
+    """One line per value of `key` (a flow or a link), `column` against time."""
+    figure = Figure(figsize=(9, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    groups = series.groupby(key, sort=True)
+    for value, rows in groups:
+        axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
+    axes.set(xlabel="time (s)", ylabel=ylabel, title=title)
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    if groups.ngroups <= LEGEND_MAX_LINES:
+        axes.legend(loc="best", fontsize="small")
+    return figure

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from helpers import assert_packets_conserved
+from tcpeval.backends import sim
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_simulation_conserves_packets() -> Iterator[None]:
+    """Check packet conservation after every simulation run in the test process.
+
+    Session-scoped so it wraps the core before any fixture simulates; runs in a subprocess
+    check their summary.json with the same helper themselves.
+    """
+    run = sim._core.simulate
+
+    def simulate_and_check(resolved_json: str) -> tuple[str, dict, dict]:
+        summary_json, flows, links = run(resolved_json)
+        assert_packets_conserved(json.loads(summary_json))
+        return summary_json, flows, links
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sim._core, "simulate", simulate_and_check)
+        yield

@@ -1,0 +1,41 @@
+"""Shared test helpers: small scenarios and the invariants every simulation must keep."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+# A scenario small enough to simulate in a blink: 3 s at 10 Mb/s, two Reno flows.
+SMALL_TOML = """\
+name = "small"
+duration = "3s"
+
+[bottleneck]
+rate = "10Mbps"
+queue = "50%bdp"
+
+[[flow]]
+cc = "reno"
+rtt = "20ms"
+count = 2
+"""
+
+_SMALL: dict[str, Any] = {
+    "name": "small",
+    "duration": "3s",
+    "bottleneck": {"rate": "10Mbps", "queue": "50%bdp"},
+    "flow": [{"cc": "reno", "rtt": "20ms", "count": 2}],
+}
+
+
+def small_scenario() -> dict[str, Any]:
+    """SMALL_TOML as a dict, a fresh copy each time so tests may change it."""
+    return copy.deepcopy(_SMALL)
+
+
+def assert_packets_conserved(summary: dict[str, Any]) -> None:
+    """Every data packet sent was delivered, dropped or is still on its way."""
+    sim = summary["sim"]
+    accounted = sim["packets_delivered"] + sim["packets_dropped"] + sim["packets_in_flight"]
+    assert sim["packets_sent"] == accounted, sim
+    assert sim["packets_delivered"] > 0, sim

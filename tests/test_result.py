@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpeval.result import Result, load
+
+
+def _result(goodput: float = 9.5) -> Result:
+    flows = pd.DataFrame(
+        {
+            "t_s": [0.1, 0.2],
+            "flow": np.array([0, 0], dtype=np.uint32),
+            "cwnd_pkts": [10.0, 20.0],
+            "ssthresh_pkts": [np.inf, 15.0],
+            "delivered_bytes": np.array([0, 2**40], dtype=np.uint64),
+        }
+    )
+    links = pd.DataFrame(
+        {"t_s": [0.1, 0.2], "link": ["bottleneck", "bottleneck"], "queue_pkts": [0.0, 3.0]}
+    )
+    summary = {"flows": [{"id": 0, "goodput_mbps": goodput}], "jain_index": 1.0}
+    return Result(summary, flows, links)
+
+
+def test_save_then_load_gives_the_same_result(tmp_path: Path) -> None:
+    original = _result()
+    loaded = load(original.save(tmp_path / "run"))
+    assert loaded.summary == original.summary
+    pd.testing.assert_frame_equal(loaded.flows, original.flows)
+    pd.testing.assert_frame_equal(loaded.links, original.links, check_dtype=False)
+    assert list(loaded.links["link"]) == ["bottleneck", "bottleneck"]
+
+
+def test_summary_json_is_sorted_and_indented(tmp_path: Path) -> None:
+    text = (_result().save(tmp_path / "run") / "summary.json").read_text()
+    assert text == json.dumps(_result().summary, indent=2, sort_keys=True) + "\n"
+    assert text.index('"flows"') < text.index('"jain_index"')
+
+
+def test_saving_again_replaces_the_earlier_result_and_leaves_no_litter(tmp_path: Path) -> None:
+    _result(goodput=1.0).save(tmp_path / "run")
+    (tmp_path / "run" / "cwnd.png").write_bytes(b"an old plot")
+    _result(goodput=2.0).save(tmp_path / "run")
+    assert load(tmp_path / "run").summary["flows"][0]["goodput_mbps"] == 2.0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run"]
+    assert not (tmp_path / "run" / "cwnd.png").exists()
+
+
+def test_a_failed_save_keeps_the_earlier_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _result(goodput=1.0).save(tmp_path / "run")
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", disk_full)
+    with pytest.raises(OSError, match="No space"):
+        _result(goodput=2.0).save(tmp_path / "run")
+    monkeypatch.undo()
+    assert load(tmp_path / "run").summary["flows"][0]["goodput_mbps"] == 1.0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run"]
+
+
+def test_a_directory_that_is_not_a_result_is_never_replaced(tmp_path: Path) -> None:
+    (tmp_path / "thesis").mkdir()
+    (tmp_path / "thesis" / "chapter1.tex").write_text("precious")
+    with pytest.raises(FileExistsError, match="not a tcpeval result"):
+        _result().save(tmp_path / "thesis")
+    assert (tmp_path / "thesis" / "chapter1.tex").read_text() == "precious"
