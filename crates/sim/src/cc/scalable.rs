@@ -6,8 +6,9 @@
 //! window is at least `low_window`, and Reno's 1/cwnd below it (Linux adds one packet per
 //! `min(cwnd, 100)` acknowledged). A congestion event keeps `1 − b` = 7/8 of the window at every
 //! size, as Linux does; Kelly's paper falls back to Reno's halving below its legacy window of 16.
-//! Recovery after a loss takes `ln(1/0.875)/ln(1.01)` = 13.4 RTTs at any window, and the average
-//! window under periodic loss is about `a/(b·p)` = 0.08/p (algorithms.md §2, §10.3).
+//! Recovery after a loss takes `ln(1/0.875)/ln(1.01)` = 13.4 RTTs at any window, and the window
+//! is inverse in the loss rate: about `a/(b·p)` = 0.08/p (algorithms.md §2, §10.3; 0.07/p on
+//! average once the round of recovery, which does not grow, is counted).
 
 use serde::{Deserialize, Serialize};
 
