@@ -2,12 +2,11 @@
 //! end to end: one flow, random loss p on a path fast enough that the queue stays empty, an
 //! ACK per packet (the RFCs' model). The average window is goodput × RTT over the second half
 //! of the run. Tolerance ±25 % of the published function, and every stack must lie right of
-//! Reno's (a larger window at the same p). Then a two-flow fairness table on a dumbbell.
+//! Reno's (a larger window at the same p).
 
 mod common;
 use common::*;
 use tcpeval_sim::scenario::Flow;
-use tcpeval_sim::Output;
 
 const RTT_MS: u64 = 100;
 
@@ -17,16 +16,6 @@ fn cc_flow(cc: &str, params: &[(&str, serde_json::Value)], rtt_ms: u64) -> Flow 
         f.cc.insert((*key).into(), value.clone());
     }
     f
-}
-
-/// Average goodput of `flow` from `from_s` to the end of the run, in packets per second.
-fn packets_per_s(out: &Output, flow: u32, from_s: f64) -> f64 {
-    let c = &out.flows;
-    let rows: Vec<usize> = (0..c.t_s.len()).filter(|&i| c.flow[i] == flow).collect();
-    let first = rows.iter().find(|&&i| c.t_s[i] >= from_s).copied().unwrap();
-    let last = *rows.last().unwrap();
-    let bytes = c.delivered_bytes[last] - c.delivered_bytes[first];
-    bytes as f64 / 1448.0 / (c.t_s[last] - c.t_s[first])
 }
 
 /// The average window of one flow under random loss `p`, in packets, over the last three
@@ -99,41 +88,4 @@ fn aimd_follows_its_response_function() {
     let params = [("a", 4.0.into()), ("b", 0.25.into())];
     let p = 1e-4;
     check("aimd", &params, p, (4.0f64 * 1.75 / (0.5 * p)).sqrt());
-}
-
-/// Two flows of one stack, 100 Mb/s, 80 ms (BDP 667 packets), a buffer of 20 % of it; the
-/// second starts 10 s after the first. Jain's index over the last 100 s of 200. Scalable's
-/// MIMD keeps the ratio of the two windows through synchronised losses, so the late flow stays
-/// behind (Li, Leith & Shorten, ToN 2007): printed, not asserted. AIMD with its defaults is
-/// Reno, to the packet.
-#[test]
-fn two_flow_fairness_table() {
-    let rate = 100 * MBPS;
-    let bdp = bdp_pkts(rate, 80);
-    println!(
-        "{:<10} {:>8} {:>8} {:>6} {:>6}",
-        "cc", "flow 1", "flow 2", "Jain", "util"
-    );
-    let mut rows = vec![];
-    for cc in ["reno", "aimd", "highspeed", "scalable", "bic", "cubic"] {
-        let mut late = flow(cc, 80);
-        late.start_ns = 10 * SEC;
-        let mut s = scenario(rate, bdp / 5, 200, vec![flow(cc, 80), late]);
-        s.sample_interval_ns = SEC;
-        let out = run_checked(&s);
-        let mbps: Vec<f64> = (0..2)
-            .map(|f| packets_per_s(&out, f, 100.0) * 1448.0 * 8.0 / 1e6)
-            .collect();
-        let (j, util) = (jain(&mbps), out.summary.bottleneck.utilization);
-        println!(
-            "{cc:<10} {:>8.1} {:>8.1} {j:>6.3} {util:>6.3}",
-            mbps[0], mbps[1]
-        );
-        rows.push((cc, mbps, j, util));
-    }
-    assert_eq!(rows[0].1, rows[1].1, "aimd(1, 0.5) is reno");
-    for (cc, _, j, util) in rows {
-        assert!(util > 0.8, "{cc} leaves the link idle: {util}");
-        assert!(cc == "scalable" || j > 0.9, "{cc}: Jain {j}");
-    }
 }

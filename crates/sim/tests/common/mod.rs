@@ -68,3 +68,13 @@ pub fn jain(xs: &[f64]) -> f64 {
     let sq: f64 = xs.iter().map(|x| x * x).sum();
     sum * sum / (xs.len() as f64 * sq)
 }
+
+/// Average goodput of `flow` from `from_s` to the end of the run, in packets per second.
+pub fn packets_per_s(out: &Output, flow: u32, from_s: f64) -> f64 {
+    let c = &out.flows;
+    let rows: Vec<usize> = (0..c.t_s.len()).filter(|&i| c.flow[i] == flow).collect();
+    let first = rows.iter().find(|&&i| c.t_s[i] >= from_s).copied().unwrap();
+    let last = *rows.last().unwrap();
+    let bytes = c.delivered_bytes[last] - c.delivered_bytes[first];
+    bytes as f64 / 1448.0 / (c.t_s[last] - c.t_s[first])
+}
