@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use super::rate::TxSnapshot;
+use crate::packet::{Packet, MAX_SACK_BLOCKS};
 
 /// RFC 6675 §2 DupThresh (Linux `tcp_reordering` default).
 pub const DUP_THRESH: u64 = 3;
@@ -52,6 +53,9 @@ pub struct Scoreboard {
     lost_scan: u64,
     /// No segment below this needs retransmitting.
     retx_scan: u64,
+    /// The blocks of the previous ACK: receivers repeat them (RFC 2018 §4), and a repeat
+    /// carries nothing new.
+    previous_blocks: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
 impl Scoreboard {
@@ -126,12 +130,24 @@ impl Scoreboard {
         }
     }
 
+    /// Apply the SACK blocks of `ack`, skipping those the previous ACK carried already.
+    pub fn sack_blocks(&mut self, ack: &Packet, mut delivered: impl FnMut(&Segment)) {
+        let mut blocks = [(0, 0); MAX_SACK_BLOCKS];
+        for (i, block) in ack.sack_blocks().enumerate() {
+            blocks[i] = block;
+            if !self.previous_blocks.contains(&block) {
+                self.sack(block.0, block.1, &mut delivered);
+            }
+        }
+        self.previous_blocks = blocks;
+    }
+
     /// The receiver reports `[start, end)` as received. Calls `delivered` for each segment
     /// SACKed here for the first time.
     pub fn sack(&mut self, start: u64, end: u64, mut delivered: impl FnMut(&Segment)) {
         let (start, end) = (start.max(self.snd_una), end.min(self.snd_nxt()));
-        if start >= end {
-            return;
+        if start >= end || self.highest_range_covers(start, end) {
+            return; // nothing new: most blocks repeat what earlier ACKs reported
         }
         // Walk the gaps between the ranges already SACKed; only they hold new segments.
         let mut next_range = self.sacked_ranges.partition_point(|r| r.1 <= start);
@@ -163,7 +179,20 @@ impl Scoreboard {
         delivered(s);
     }
 
+    fn highest_range_covers(&self, start: u64, end: u64) -> bool {
+        self.sacked_ranges
+            .back()
+            .is_some_and(|&(s, e)| s <= start && end <= e)
+    }
+
     fn insert_sacked_range(&mut self, start: u64, end: u64) {
+        // The common case first: the block extends the highest range.
+        if let Some(last) = self.sacked_ranges.back_mut() {
+            if last.0 <= start && start <= last.1 {
+                last.1 = last.1.max(end);
+                return;
+            }
+        }
         let first = self.sacked_ranges.partition_point(|r| r.1 < start);
         let last = self.sacked_ranges.partition_point(|r| r.0 <= end);
         if first == last {

@@ -17,6 +17,9 @@ use crate::packet::Packet;
 use crate::scenario::HEADER_BYTES;
 use crate::time::tx_time_ns;
 
+/// Largest frame Linux hands to the pacer at once (GSO maximum).
+const MAX_PACING_FRAME_BYTES: u64 = 65_536;
+
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
     pub mss_bytes: u32,
@@ -191,9 +194,7 @@ impl Sender {
         };
         self.board.ack_cumulative(cum_ack, &mut note);
         if self.cfg.sack {
-            for (start, end) in ack.sack_blocks() {
-                self.board.sack(start, end, &mut note);
-            }
+            self.board.sack_blocks(ack, &mut note);
         }
         (acked, newest_clean)
     }
@@ -367,8 +368,20 @@ impl Sender {
     }
 
     /// Whether pacing holds the next packet back; if so a wake-up is requested.
+    ///
+    /// Linux paces whole TSO/GSO frames of about 1 ms of data at the pacing rate
+    /// (`sk_pacing_shift` = 10: rate/1024 bytes), at least two segments and at most 64 KB
+    /// (`tcp_tso_autosize`). So the gate opens once a frame's worth of time has been paid and
+    /// then lets up to one frame out, back to back: the average rate is the pacing rate, and
+    /// one wake-up sends a frame, not a packet.
     fn pacing_gate_closed(&mut self, now_ns: u64) -> bool {
-        if self.pacing_rate_bps().is_none() || now_ns >= self.next_send_ns {
+        let Some(rate_bps) = self.pacing_rate_bps() else {
+            return false;
+        };
+        let mss = u64::from(self.cfg.mss_bytes);
+        let frame_bytes = (rate_bps / 8 / 1024).clamp(2 * mss, MAX_PACING_FRAME_BYTES.max(2 * mss));
+        let ahead_ns = tx_time_ns((frame_bytes - mss) as u32, rate_bps);
+        if now_ns + ahead_ns >= self.next_send_ns {
             return false;
         }
         if let TimerAction::Schedule(t) = self.pacing.set(self.next_send_ns) {
