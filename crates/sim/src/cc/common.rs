@@ -24,10 +24,30 @@ pub fn slow_start(cwnd: f64, ssthresh: f64, acked: f64) -> (f64, f64) {
 pub const MIN_SSTHRESH_PKTS: f64 = 2.0;
 
 /// Parse an algorithm's parameters: missing keys take the defaults, unknown keys are errors.
-pub fn parse_params<P: DeserializeOwned + Default>(
+/// An error names the parameter at fault.
+pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
     params: &serde_json::Map<String, serde_json::Value>,
 ) -> Result<P, String> {
-    serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| e.to_string())
+    let parse = |map: serde_json::Map<_, _>| serde_json::from_value::<P>(map.into());
+    parse(params.clone()).map_err(|error| {
+        let defaults = default_params::<P>();
+        let known: Vec<&str> = defaults
+            .as_object()
+            .map_or(vec![], |m| m.keys().map(String::as_str).collect());
+        let culprit = params
+            .iter()
+            .find(|(k, v)| parse([((*k).clone(), (*v).clone())].into_iter().collect()).is_err());
+        match culprit {
+            Some((k, _)) if !known.contains(&k.as_str()) => {
+                format!(
+                    "has no parameter '{k}' (its parameters: {})",
+                    known.join(", ")
+                )
+            }
+            Some((k, v)) => format!("parameter {k} = {v}: {error}"),
+            None => error.to_string(),
+        }
+    })
 }
 
 /// An algorithm's parameters with their defaults, for `tcpeval cc list`.
@@ -38,6 +58,32 @@ pub fn default_params<P: Serialize + Default>() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, Default, Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Params {
+        beta: f64,
+        hystart: bool,
+    }
+
+    fn parse(json: serde_json::Value) -> Result<Params, String> {
+        parse_params::<Params>(json.as_object().unwrap())
+    }
+
+    #[test]
+    fn parameter_errors_name_the_parameter() {
+        let unknown = parse(serde_json::json!({"beta": 0.7, "bet": 0.7})).unwrap_err();
+        assert_eq!(
+            unknown,
+            "has no parameter 'bet' (its parameters: beta, hystart)"
+        );
+        let wrong_type = parse(serde_json::json!({"hystart": "yes"})).unwrap_err();
+        assert!(
+            wrong_type.starts_with("parameter hystart = \"yes\": invalid type"),
+            "{wrong_type}"
+        );
+        assert_eq!(parse(serde_json::json!({"beta": 0.8})).unwrap().beta, 0.8);
+    }
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
