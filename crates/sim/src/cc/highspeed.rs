@@ -174,7 +174,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::reno::{Reno, RenoParams};
+    use crate::cc::reno::{self, RenoParams};
     use crate::cc::testing::{ack, init, loss, loss_rate, mean_window, path, Rounds};
 
     fn rfc() -> HighSpeedParams {
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn below_low_window_it_is_reno() {
-        let mut reno = Reno::new(RenoParams::default(), &init(10.0));
+        let mut reno = reno::new(RenoParams::default(), &init(10.0));
         let mut hstcp = HighSpeed::new(rfc(), &init(10.0));
         reno.on_congestion(&loss(), &path()); // both to 5, in congestion avoidance
         hstcp.on_congestion(&loss(), &path());

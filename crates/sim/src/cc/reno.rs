@@ -2,7 +2,8 @@
 //! halving on loss, with optional Appropriate Byte Counting (RFC 3465).
 //!
 //! The loss-recovery half of NewReno (RFC 6582) and SACK recovery (RFC 6675) belongs to the
-//! sender; this file only sets the window.
+//! sender; this file only sets the window. Its rule is AIMD(1, 1/2), so Reno is built as
+//! [`Aimd`] with those constants: the two can never drift apart.
 //!
 //! Without ABC the window grows per ACK, as RFC 5681 writes it: `+1` per ACK in slow start and
 //! `+1/cwnd` per ACK in congestion avoidance, so a delayed-ACK receiver halves the growth
@@ -11,9 +12,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
+use super::aimd::{Aimd, AimdParams};
+use super::common::{default_params, parse_params};
 use super::registry::{Algorithm, Params};
-use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
+use super::Init;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -33,132 +35,47 @@ impl Default for RenoParams {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Reno {
-    params: RenoParams,
-    cwnd: f64,
-    ssthresh: f64,
-}
-
-impl Reno {
-    pub fn new(params: RenoParams, init: &Init) -> Self {
-        Self {
-            params,
-            cwnd: init.initial_cwnd_pkts,
-            ssthresh: f64::INFINITY,
-        }
-    }
-
-    /// What this ACK counts for: packets under ABC, one per ACK otherwise.
-    fn credit(&self, acked: u32) -> f64 {
-        if self.params.abc {
-            f64::from(acked)
-        } else {
-            1.0
+impl RenoParams {
+    /// RFC 5681 §3.1: one packet per RTT, half the window on loss.
+    fn as_aimd(self) -> AimdParams {
+        AimdParams {
+            a: 1.0,
+            b: 0.5,
+            abc: self.abc,
+            abc_limit: self.abc_limit,
         }
     }
 }
 
-impl CongestionControl for Reno {
-    fn on_ack(&mut self, ack: &Ack, _path: &Path) {
-        if !may_grow(ack) || ack.acked == 0 {
-            return;
-        }
-        let mut credit = self.credit(ack.acked);
-        if self.cwnd < self.ssthresh {
-            let ss_credit = if self.params.abc {
-                credit.min(self.params.abc_limit)
-            } else {
-                credit
-            };
-            let (cwnd, left) = slow_start(self.cwnd, self.ssthresh, ss_credit);
-            self.cwnd = cwnd;
-            credit = left;
-        }
-        // RFC 5681 eq. (3): cwnd += SMSS*SMSS/cwnd per ACK, i.e. +1/cwnd packets per credit.
-        self.cwnd += credit / self.cwnd;
-    }
-
-    fn on_congestion(&mut self, _ev: &CongestionEvent, _path: &Path) {
-        // RFC 5681 eq. (4) with cwnd for FlightSize, as Linux `tcp_reno_ssthresh`: the two are
-        // equal whenever the sender is cwnd-limited, which is the only time cwnd grows.
-        self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PKTS);
-        self.cwnd = self.ssthresh;
-    }
-
-    fn on_timeout(&mut self, _now_ns: u64, _path: &Path) {
-        // RFC 5681 §3.1: ssthresh as for a loss, then restart from the loss window of 1.
-        self.ssthresh = (self.cwnd / 2.0).max(MIN_SSTHRESH_PKTS);
-        self.cwnd = 1.0;
-    }
-
-    fn cwnd(&self) -> f64 {
-        self.cwnd
-    }
-
-    fn ssthresh(&self) -> f64 {
-        self.ssthresh
-    }
+/// Standard TCP with these switches.
+pub fn new(params: RenoParams, init: &Init) -> Aimd {
+    Aimd::new(params.as_aimd(), init)
 }
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     source: "RFC 5681 §3.1; RFC 3465 (abc)",
     defaults: default_params::<RenoParams>,
-    build: |params: &Params, init: &Init| Ok(Box::new(Reno::new(parse_params(params)?, init))),
+    build: |params: &Params, init: &Init| {
+        let aimd = parse_params::<RenoParams>(params)?.as_aimd().checked()?;
+        Ok(Box::new(Aimd::new(aimd, init)))
+    },
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::CaState;
+    use crate::cc::testing::{ack, init, loss, path};
+    use crate::cc::{Ack, CaState, CongestionControl};
 
-    fn path() -> Path {
-        Path {
-            mss_bytes: 1448,
-            srtt_ns: 0,
-            min_rtt_ns: u64::MAX,
-            delivered: 0,
-            round: 0,
-        }
-    }
-
-    fn ack(acked: u32) -> Ack {
-        Ack {
-            now_ns: 0,
-            acked,
-            lost: 0,
-            rtt_ns: None,
-            prior_in_flight: 0,
-            in_flight: 0,
-            round_start: false,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            rate: None,
-        }
-    }
-
-    fn reno(abc: bool) -> Reno {
-        let init = Init {
-            mss_bytes: 1448,
-            initial_cwnd_pkts: 10.0,
-            seed: 0,
-        };
-        Reno::new(
+    fn reno(abc: bool) -> Aimd {
+        new(
             RenoParams {
                 abc,
                 ..RenoParams::default()
             },
-            &init,
+            &init(10.0),
         )
-    }
-
-    fn loss() -> CongestionEvent {
-        CongestionEvent {
-            now_ns: 0,
-            in_flight: 0,
-            lost: 1,
-        }
     }
 
     #[test]
@@ -224,5 +141,12 @@ mod tests {
         let mut r = reno(false);
         r.on_timeout(0, &path());
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 5.0));
+    }
+
+    #[test]
+    fn a_zero_abc_limit_is_refused() {
+        let mut params = Params::new();
+        params.insert("abc_limit".into(), 0.0.into());
+        assert!((ALGORITHM.build)(&params, &init(10.0)).is_err());
     }
 }

@@ -256,10 +256,11 @@ pub fn loss() -> CongestionEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::reno::{Reno, RenoParams};
+    use crate::cc::aimd::Aimd;
+    use crate::cc::reno::{self, RenoParams};
 
-    fn reno() -> Reno {
-        Reno::new(RenoParams::default(), &init(10.0))
+    fn reno() -> Aimd {
+        reno::new(RenoParams::default(), &init(10.0))
     }
 
     #[test]
