@@ -6,14 +6,16 @@ One flow, random loss p from 1e-2 to 1e-6 on a 10 Gb/s, 100 ms path whose buffer
 (BDP 83,000 packets, so every window here fits), an ACK per packet as the RFCs' models assume.
 The average window is goodput × RTT over the last three quarters of a run long enough for
 about `--losses` loss events. Printed next to the published functions (algorithms.md §10.3):
-Reno 1.2/√p, HighSpeed 0.12/p^0.835 above 38 packets (RFC 3649), Scalable 0.08/p above its
-low window of 100 packets (Reno's below both thresholds). A benchmark: it prints, it asserts
-nothing; the tests in crates/sim/tests/response_function.rs hold the figures to ±25 %.
+Reno 1.2/√p, HighSpeed 0.12/p^0.835 above 38 packets (RFC 3649, Reno's below), Scalable
+0.08/p above its low window of 100 packets and AIMD(1, 1/8) below it, as in Linux.
+A benchmark: it prints, it asserts nothing; the tests in crates/sim/tests/response_function.rs
+hold the figures to ±25 %.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from tcpeval import simulate
@@ -25,12 +27,15 @@ from tcpeval.models import (
 
 RTT_S = 0.1
 LOSSES = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
-SCALABLE_LOW_WINDOW_PKTS = 100  # Linux tcp_scalable.c; Reno's rules below it
+SCALABLE_LOW_WINDOW_PKTS = 100
 
 
 def scalable_published(p: float) -> float:
-    reno = reno_response_window_pkts(p)
-    return reno if reno < SCALABLE_LOW_WINDOW_PKTS else scalable_response_window_pkts(p)
+    """Below its low window Linux Scalable adds one packet per RTT but still gives up 1/8 on
+    a loss (algorithms.md §2): AIMD(1, 0.125), whose window is sqrt(a(2 − b)/(2bp))."""
+    a, b = 1.0, 0.125
+    below = math.sqrt(a * (2 - b) / (2 * b * p))
+    return below if below < SCALABLE_LOW_WINDOW_PKTS else scalable_response_window_pkts(p)
 
 
 PUBLISHED = {
