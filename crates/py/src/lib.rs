@@ -4,17 +4,23 @@
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 use tcpeval_sim::record::{FlowColumns, LinkColumns};
 
-/// Run one resolved scenario. Returns `(summary_json, flows, links)`; raises `ValueError`
-/// naming the field for a scenario the core rejects.
+/// `(summary_json, flows, links, pcap)`.
+type Simulated<'py> = (
+    String,
+    Bound<'py, PyDict>,
+    Bound<'py, PyDict>,
+    Option<Bound<'py, PyBytes>>,
+);
+
+/// Run one resolved scenario. Returns `(summary_json, flows, links, pcap)`, `pcap` being the
+/// bytes of a pcap file or `None`; raises `ValueError` naming the field for a scenario the
+/// core rejects.
 #[pyfunction]
-fn simulate<'py>(
-    py: Python<'py>,
-    resolved_json: &str,
-) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+fn simulate<'py>(py: Python<'py>, resolved_json: &str) -> PyResult<Simulated<'py>> {
     let json = resolved_json.to_owned();
     // The run needs no Python objects: let other Python threads go on meanwhile.
     let out = py
@@ -24,7 +30,8 @@ fn simulate<'py>(
     let flows = flow_columns(py, out.flows)?;
     let links = link_columns(py, out.links)?;
     links.set_item("link_names", out.link_names)?;
-    Ok((summary, flows, links))
+    let pcap = out.pcap.map(|bytes| PyBytes::new(py, &bytes));
+    Ok((summary, flows, links, pcap))
 }
 
 /// JSON list of the congestion-control algorithms with their sources and default parameters.

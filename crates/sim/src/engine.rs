@@ -16,15 +16,21 @@ pub type LinkId = u32;
 pub enum Event {
     /// The head packet of a link's delay line reaches the link's far end.
     LinkExit(LinkId),
+    /// A CoDel link's transmitter finished a packet and dequeues the next (`Link::on_tx_done`).
+    LinkTxDone(LinkId),
     FlowStart(FlowId),
     /// The application of this flow stops handing data to TCP.
     FlowStop(FlowId),
     /// The sender's retransmission timer deadline may have come.
     Rto(FlowId),
-    /// The sender's pacing gate may have opened.
-    PacingWake(FlowId),
+    /// The sender's pacing gate may have opened, or its data source produced more.
+    SendWake(FlowId),
     /// The receiver's delayed-ACK timer deadline may have come.
     DelayedAck(FlowId),
+    /// A background source's next packet is due.
+    SourceSend(u32),
+    /// Time for the next request of a request-response exchange.
+    ExchangeBegin(u32),
     /// Record one row of every time series.
     Sample,
 }

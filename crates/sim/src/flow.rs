@@ -7,6 +7,7 @@ use crate::engine::{FlowId, Timer};
 use crate::error::ScenarioError;
 use crate::net::topology::Route;
 use crate::scenario::{self, Scenario};
+use crate::tcp::appdata::AppData;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::time::NS_PER_MS;
@@ -25,10 +26,34 @@ pub struct Flow {
     pub drops_due_ns: VecDeque<u64>,
     /// Segments delivered in order when the application stopped.
     pub delivered_at_stop: Option<u64>,
+    /// Data packets that reached the receiver (for `drop_every`).
+    pub packets_arrived: u64,
+    /// Data packets the receiver dropped on purpose.
+    pub receiver_drops: u64,
+}
+
+/// Where the sender's data comes from: an endless stream, one message of `size`, or the
+/// messages an exchange writes; read from a disk when `source_rate` is set.
+fn app_data(spec: &scenario::Flow, in_exchange: bool) -> AppData {
+    let data = match spec.size_bytes {
+        _ if in_exchange => AppData::messages(spec.mss_bytes),
+        Some(size) => {
+            let mut data = AppData::messages(spec.mss_bytes);
+            data.write(size);
+            data
+        }
+        None => AppData::bulk(spec.mss_bytes),
+    };
+    data.with_source_rate(spec.source_rate_bps, spec.start_ns)
 }
 
 impl Flow {
-    pub fn new(id: FlowId, s: &Scenario, route: Route) -> Result<Self, ScenarioError> {
+    pub fn new(
+        id: FlowId,
+        s: &Scenario,
+        route: Route,
+        in_exchange: bool,
+    ) -> Result<Self, ScenarioError> {
         let spec = s.flows[id as usize].clone();
         let init = Init {
             mss_bytes: spec.mss_bytes,
@@ -38,30 +63,25 @@ impl Flow {
         let cc = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
             ScenarioError::new(format!("flows[{id}].cc"), value, reason)
         })?;
-        let total_segments = spec
-            .size_bytes
-            .map(|b| b.div_ceil(u64::from(spec.mss_bytes)));
-        let last_segment_bytes = match spec.size_bytes {
-            Some(b) => (b - (total_segments.unwrap_or(1) - 1) * u64::from(spec.mss_bytes)) as u32,
-            None => spec.mss_bytes,
-        };
         let cfg = SenderConfig {
             mss_bytes: spec.mss_bytes,
             sack: spec.sack,
             window_pkts: spec.window_pkts.unwrap_or(u64::MAX),
-            total_segments,
-            last_segment_bytes,
             min_rto_ns: spec.min_rto_ns,
+            pacing_gap_ns: spec.pacing_gap_ns,
+            pacing_rate_bps: spec.pacing_rate_bps,
         };
         let mut drops_due_ns: Vec<u64> = spec.drop_at_ns.clone();
         drops_due_ns.sort_unstable();
         Ok(Self {
-            sender: Sender::new(id, cfg, cc),
+            sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
             receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS),
             delayed_ack: Timer::default(),
             route,
             drops_due_ns: drops_due_ns.into(),
             delivered_at_stop: None,
+            packets_arrived: 0,
+            receiver_drops: 0,
             spec,
         })
     }
@@ -76,7 +96,19 @@ impl Flow {
         self.bytes_of(self.receiver.rcv_nxt())
     }
 
-    /// Whether the next data packet reaching the bottleneck at `now_ns` is to be dropped.
+    /// Whether the receiver's periodic drop (`drop_every`) takes the data packet arriving now.
+    pub fn take_periodic_drop(&mut self) -> bool {
+        self.packets_arrived += 1;
+        let drop = self
+            .spec
+            .drop_every
+            .is_some_and(|n| self.packets_arrived % n == 0);
+        self.receiver_drops += u64::from(drop);
+        drop
+    }
+
+    /// Whether the next data packet reaching the first link of its route at `now_ns` is to be
+    /// dropped (`drop_at`).
     pub fn take_induced_drop(&mut self, now_ns: u64) -> bool {
         if self.drops_due_ns.front().is_some_and(|&t| t <= now_ns) {
             self.drops_due_ns.pop_front();

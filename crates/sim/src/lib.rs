@@ -13,11 +13,14 @@ pub mod flow;
 pub mod net;
 pub mod output;
 pub mod packet;
+pub mod pcap;
 pub mod record;
 pub mod scenario;
 pub mod sim;
+pub mod summary;
 pub mod tcp;
 pub mod time;
+pub mod traffic;
 
 pub use error::ScenarioError;
 pub use output::Output;

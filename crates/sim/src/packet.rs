@@ -12,6 +12,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub enum Kind {
     Data,
     Ack,
+    /// A datagram of a background source (no congestion control, no ACK).
+    Udp,
 }
 
 /// A SACK block `[start, end)` in segments, relative to the ACK's cumulative acknowledgement
@@ -45,6 +47,14 @@ impl Packet {
             size_bytes,
             seq,
             sack: Default::default(),
+        }
+    }
+
+    /// Datagram number `seq` of background source `source`.
+    pub fn udp(source: FlowId, seq: u64, size_bytes: u32) -> Self {
+        Self {
+            kind: Kind::Udp,
+            ..Self::data(source, seq, size_bytes)
         }
     }
 

@@ -1,8 +1,8 @@
-//! The simulation: flows and links wired by a topology, driven by the event queue.
+//! The simulation: flows, sources and links wired by a topology, driven by the event queue.
 //!
-//! Packets move link to link along their flow's route; a link's exit event hands its head
-//! packet to the next link or to the endpoint. Senders and receivers are sans-IO: they fill
-//! `outbox` and return deadlines, which this loop turns into events.
+//! Packets move link to link along their route; a link's exit event hands its head packet to
+//! the next link or to the endpoint. Senders and receivers are sans-IO: they fill `outbox` and
+//! return deadlines, which this loop turns into events.
 
 use std::time::Instant;
 
@@ -10,16 +10,20 @@ use crate::engine::{Event, EventQueue, FlowId, LinkId, TimerAction};
 use crate::error::ScenarioError;
 use crate::flow::Flow;
 use crate::net::link::{Link, Offer};
-use crate::net::topology::{self, BOTTLENECK};
-use crate::output::{FlowSummary, LinkSummary, Output, SimSummary, Summary};
+use crate::net::topology;
+use crate::output::Output;
 use crate::packet::{Kind, Packet};
+use crate::pcap::Pcap;
 use crate::record::Recorder;
-use crate::scenario::{Scenario, ACK_BYTES};
+use crate::scenario::{Scenario, SourceSpec, ACK_BYTES};
+use crate::summary::{self, SimSummary, Summary};
 use crate::tcp::receiver::Reply;
 use crate::tcp::sender::Wakeups;
-use crate::time::{millis, rate_bps, secs};
+use crate::time::secs;
+use crate::traffic::exchange::{Action, Exchange};
+use crate::traffic::source::Source;
 
-/// Data-packet counters for the conservation check.
+/// Data-packet counters of the flows, for the conservation check.
 #[derive(Debug, Default)]
 struct DataCounters {
     sent: u64,
@@ -33,6 +37,13 @@ pub struct Simulation {
     queue: EventQueue,
     links: Vec<Link>,
     flows: Vec<Flow>,
+    sources: Vec<Source>,
+    source_routes: Vec<Vec<LinkId>>,
+    exchanges: Vec<Exchange>,
+    /// The exchange each flow belongs to, if any.
+    flow_exchange: Vec<Option<u32>>,
+    /// The captured link and its capture.
+    capture: Option<(LinkId, Pcap)>,
     /// Packets a sender just emitted; reused so sending allocates nothing.
     outbox: Vec<Packet>,
     recorder: Recorder,
@@ -43,38 +54,80 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self, ScenarioError> {
         scenario.validate()?;
-        let topo = topology::dumbbell(scenario);
+        let topo = topology::build(scenario);
+        let flow_exchange: Vec<Option<u32>> = (0..scenario.flows.len() as u32)
+            .map(|f| {
+                scenario
+                    .exchanges
+                    .iter()
+                    .position(|x| x.request_flow == f || x.response_flow == f)
+                    .map(|i| i as u32)
+            })
+            .collect();
         let flows = topo
-            .routes
+            .flow_routes
             .into_iter()
             .enumerate()
-            .map(|(i, route)| Flow::new(i as FlowId, scenario, route))
+            .map(|(i, route)| Flow::new(i as FlowId, scenario, route, flow_exchange[i].is_some()))
             .collect::<Result<Vec<_>, _>>()?;
+        let sources = scenario
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                Source::new(
+                    i as u32,
+                    spec,
+                    scenario.seed ^ (i as u64 + 1).wrapping_mul(0xa076_1d64_78bd_642f),
+                )
+            })
+            .collect();
         let n_samples = (scenario.duration_ns / scenario.sample_interval_ns) as usize;
         let recorder = Recorder::new(&topo.links, flows.len(), n_samples);
+        let capture = scenario
+            .pcap_link
+            .as_ref()
+            .and_then(|name| scenario.link_index(name))
+            .map(|i| (i as LinkId, Pcap::new()));
         let mut sim = Self {
             scenario: scenario.clone(),
             now_ns: 0,
             queue: EventQueue::default(),
             links: topo.links,
             flows,
+            sources,
+            source_routes: topo.source_routes,
+            exchanges: scenario.exchanges.iter().map(Exchange::new).collect(),
+            flow_exchange,
+            capture,
             outbox: Vec::new(),
             recorder,
             data: DataCounters::default(),
             samples_taken: 0,
         };
-        sim.schedule_flows();
+        sim.schedule_starts();
         sim.queue.push(scenario.sample_interval_ns, Event::Sample);
         Ok(sim)
     }
 
-    fn schedule_flows(&mut self) {
-        for (i, f) in self.flows.iter().enumerate() {
-            self.queue
-                .push(f.spec.start_ns, Event::FlowStart(i as FlowId));
-            if let Some(stop) = f.spec.stop_ns {
+    fn schedule_starts(&mut self) {
+        for (i, f) in self.scenario.flows.iter().enumerate() {
+            self.queue.push(f.start_ns, Event::FlowStart(i as FlowId));
+            if let Some(stop) = f.stop_ns {
                 self.queue.push(stop, Event::FlowStop(i as FlowId));
             }
+        }
+        for (i, spec) in self.scenario.sources.iter().enumerate() {
+            let (SourceSpec::Cbr { start_ns, .. } | SourceSpec::Onoff { start_ns, .. }) = *spec;
+            let first = self.sources[i].first_send_ns(start_ns);
+            self.queue.push(first, Event::SourceSend(i as u32));
+        }
+        for (i, x) in self.scenario.exchanges.iter().enumerate() {
+            let flows = &self.scenario.flows;
+            let start = flows[x.request_flow as usize]
+                .start_ns
+                .max(flows[x.response_flow as usize].start_ns);
+            self.queue.push(start, Event::ExchangeBegin(i as u32));
         }
     }
 
@@ -94,6 +147,7 @@ impl Simulation {
     fn handle(&mut self, event: Event) {
         match event {
             Event::LinkExit(link) => self.on_link_exit(link),
+            Event::LinkTxDone(link) => self.on_link_tx_done(link),
             Event::FlowStart(f) => {
                 let w = self.flows[f as usize]
                     .sender
@@ -111,13 +165,18 @@ impl Simulation {
                     .on_rto_wake(self.now_ns, &mut self.outbox);
                 self.after_sender(f, w);
             }
-            Event::PacingWake(f) => {
+            Event::SendWake(f) => {
                 let w = self.flows[f as usize]
                     .sender
-                    .on_pacing_wake(self.now_ns, &mut self.outbox);
+                    .on_send_wake(self.now_ns, &mut self.outbox);
                 self.after_sender(f, w);
             }
             Event::DelayedAck(f) => self.on_delayed_ack(f),
+            Event::SourceSend(s) => self.on_source_send(s),
+            Event::ExchangeBegin(x) => {
+                let action = self.exchanges[x as usize].begin(self.now_ns);
+                self.act(x, action);
+            }
             Event::Sample => self.on_sample(),
         }
     }
@@ -127,8 +186,8 @@ impl Simulation {
         if let Some(t) = w.rto_ns {
             self.queue.push(t, Event::Rto(f));
         }
-        if let Some(t) = w.pacing_ns {
-            self.queue.push(t, Event::PacingWake(f));
+        if let Some(t) = w.send_ns {
+            self.queue.push(t, Event::SendWake(f));
         }
         let mut out = std::mem::take(&mut self.outbox);
         for pkt in out.drain(..) {
@@ -139,10 +198,20 @@ impl Simulation {
         self.outbox = out;
     }
 
+    fn on_source_send(&mut self, s: u32) {
+        let (pkt, next) = self.sources[s as usize].send(self.now_ns);
+        if let Some(t) = next {
+            self.queue.push(t, Event::SourceSend(s));
+        }
+        if let Some(pkt) = pkt {
+            let first = self.source_routes[s as usize][0];
+            self.offer(first, pkt);
+        }
+    }
+
     fn offer(&mut self, link: LinkId, pkt: Packet) {
-        let is_data = pkt.kind == Kind::Data;
-        if is_data
-            && link == BOTTLENECK
+        if pkt.kind == Kind::Data
+            && pkt.hop == 0
             && self.flows[pkt.flow as usize].take_induced_drop(self.now_ns)
         {
             self.links[link as usize].counters.induced_drops += 1;
@@ -150,9 +219,33 @@ impl Simulation {
             return;
         }
         match self.links[link as usize].offer(self.now_ns, pkt) {
-            Offer::Dropped(_) => self.data.dropped += u64::from(is_data),
+            Offer::Dropped(_) => self.count_drop(&pkt),
             Offer::AcceptedAsHead(t) => self.queue.push(t, Event::LinkExit(link)),
+            Offer::AcceptedStartsTx(t) => self.queue.push(t, Event::LinkTxDone(link)),
             Offer::Accepted => {}
+        }
+    }
+
+    /// A CoDel link finished a transmission: schedule what follows and count the packets CoDel
+    /// dropped as it dequeued the next one.
+    fn on_link_tx_done(&mut self, link: LinkId) {
+        let done = self.links[link as usize].on_tx_done(self.now_ns);
+        if let Some(t) = done.next_tx_done_ns {
+            self.queue.push(t, Event::LinkTxDone(link));
+        }
+        if let Some(t) = done.exit_head_ns {
+            self.queue.push(t, Event::LinkExit(link));
+        }
+        while let Some(pkt) = self.links[link as usize].pop_aqm_dropped() {
+            self.count_drop(&pkt);
+        }
+    }
+
+    fn count_drop(&mut self, pkt: &Packet) {
+        match pkt.kind {
+            Kind::Data => self.data.dropped += 1,
+            Kind::Udp => self.sources[pkt.flow as usize].stats.packets_dropped += 1,
+            Kind::Ack => {}
         }
     }
 
@@ -161,24 +254,43 @@ impl Simulation {
         if let Some(t) = next {
             self.queue.push(t, Event::LinkExit(link));
         }
+        if let Some((captured, pcap)) = &mut self.capture {
+            if *captured == link {
+                let mss = match pkt.kind {
+                    Kind::Udp => 0,
+                    _ => self.flows[pkt.flow as usize].spec.mss_bytes,
+                };
+                pcap.record(self.now_ns, &pkt, mss);
+            }
+        }
         pkt.hop += 1;
-        let route = &self.flows[pkt.flow as usize].route;
-        let path = if pkt.kind == Kind::Data {
-            &route.data
-        } else {
-            &route.ack
+        let route = match pkt.kind {
+            Kind::Data => &self.flows[pkt.flow as usize].route.data,
+            Kind::Ack => &self.flows[pkt.flow as usize].route.ack,
+            Kind::Udp => &self.source_routes[pkt.flow as usize],
         };
-        match path.get(usize::from(pkt.hop)) {
+        match route.get(usize::from(pkt.hop)) {
             Some(&next_link) => self.offer(next_link, pkt),
-            None if pkt.kind == Kind::Data => self.deliver_data(pkt),
-            None => self.deliver_ack(pkt),
+            None => match pkt.kind {
+                Kind::Data => self.deliver_data(pkt),
+                Kind::Ack => self.deliver_ack(pkt),
+                Kind::Udp => {
+                    let stats = &mut self.sources[pkt.flow as usize].stats;
+                    stats.packets_delivered += 1;
+                    stats.bytes_delivered += u64::from(pkt.size_bytes);
+                }
+            },
         }
     }
 
     fn deliver_data(&mut self, pkt: Packet) {
-        self.data.delivered += 1;
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
+        if flow.take_periodic_drop() {
+            self.data.dropped += 1;
+            return;
+        }
+        self.data.delivered += 1;
         match flow.receiver.on_segment(self.now_ns, pkt.seq) {
             Reply::AckNow => self.send_ack(f),
             Reply::Delay(deadline) => {
@@ -186,6 +298,27 @@ impl Simulation {
                     self.queue.push(t, Event::DelayedAck(f));
                 }
             }
+        }
+        if let Some(x) = self.flow_exchange[f as usize] {
+            let rcv_nxt = self.flows[f as usize].receiver.rcv_nxt();
+            let action = self.exchanges[x as usize].on_delivered(self.now_ns, f, rcv_nxt);
+            self.act(x, action);
+        }
+    }
+
+    /// Carry out what an exchange asked for.
+    fn act(&mut self, x: u32, action: Action) {
+        match action {
+            Action::Nothing => {}
+            Action::Write { flow, bytes } => {
+                let (end, w) =
+                    self.flows[flow as usize]
+                        .sender
+                        .write(self.now_ns, bytes, &mut self.outbox);
+                self.exchanges[x as usize].written(end);
+                self.after_sender(flow, w);
+            }
+            Action::NextAt(t) => self.queue.push(t, Event::ExchangeBegin(x)),
         }
     }
 
@@ -227,26 +360,34 @@ impl Simulation {
 
     fn finish(mut self, wall_seconds: f64) -> Output {
         let end_ns = self.scenario.duration_ns;
-        let flows = self
+        let largest_packet = self
             .flows
             .iter()
-            .enumerate()
-            .map(|(i, f)| flow_summary(i, f, end_ns))
-            .collect();
-        let bottleneck = self.bottleneck_summary();
-        let in_flight = self
-            .links
+            .map(|f| f.spec.packet_bytes())
+            .max()
+            .unwrap_or(1500);
+        let links: Vec<_> = self
+            .recorder
+            .recorded_links
             .iter()
-            .map(|l| l.packets().filter(|p| p.kind == Kind::Data).count() as u64)
-            .sum();
-        let sim = SimSummary {
-            events: self.queue.events(),
-            packets_sent: self.data.sent,
-            packets_delivered: self.data.delivered,
-            packets_dropped: self.data.dropped,
-            packets_in_flight: in_flight,
-            sim_seconds: secs(end_ns),
-            wall_seconds,
+            .map(|&i| summary::link_summary(&mut self.links[i], end_ns, largest_packet))
+            .collect();
+        let summary = Summary {
+            flows: self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| summary::flow_summary(i, f, end_ns))
+                .collect(),
+            bottleneck: links[0].clone(),
+            links,
+            sources: self.source_summaries(end_ns),
+            exchanges: self
+                .exchanges
+                .iter()
+                .map(summary::exchange_summary)
+                .collect(),
+            sim: self.sim_summary(wall_seconds),
         };
         let link_names = self
             .recorder
@@ -255,71 +396,48 @@ impl Simulation {
             .map(|&i| self.links[i].name.clone())
             .collect();
         Output {
-            summary: Summary {
-                flows,
-                bottleneck,
-                sim,
-            },
+            summary,
             flows: self.recorder.flows,
             links: self.recorder.links,
             link_names,
+            pcap: self.capture.map(|(_, pcap)| pcap.into_bytes()),
         }
     }
 
-    fn bottleneck_summary(&mut self) -> LinkSummary {
-        let end_ns = self.scenario.duration_ns;
-        let b = &self.scenario.bottleneck;
-        let largest_packet = self
-            .flows
+    fn source_summaries(&self, end_ns: u64) -> Vec<summary::SourceSummary> {
+        let spans = self.scenario.sources.iter().map(|spec| match *spec {
+            SourceSpec::Cbr {
+                start_ns, stop_ns, ..
+            }
+            | SourceSpec::Onoff {
+                start_ns, stop_ns, ..
+            } => stop_ns
+                .unwrap_or(end_ns)
+                .min(end_ns)
+                .saturating_sub(start_ns),
+        });
+        self.sources
             .iter()
-            .map(|f| f.spec.packet_bytes())
-            .max()
-            .unwrap_or(1500);
-        let capacity_pkts = b
-            .queue_pkts
-            .or(b.queue_bytes.map(|q| q / u64::from(largest_packet)));
-        let rate = b.rate_bps;
-        let link = &mut self.links[BOTTLENECK as usize];
-        let tx_bytes = link.tx_bytes(end_ns);
-        let c = &link.counters;
-        LinkSummary {
-            utilization: rate_bps(tx_bytes, end_ns) / rate as f64,
-            drops: link.drops(),
-            queue_drops: c.queue_drops,
-            random_drops: c.random_drops,
-            induced_drops: c.induced_drops,
-            mean_queue_pkts: c.backlog_ns as f64 / end_ns as f64,
-            capacity_pkts,
-            tx_bytes,
-        }
+            .zip(spans)
+            .enumerate()
+            .map(|(i, (s, active_ns))| summary::source_summary(i, s, active_ns))
+            .collect()
     }
-}
 
-fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
-    let s = &f.sender.stats;
-    let start_ns = f.spec.start_ns.min(end_ns);
-    let active_end_ns = s
-        .completed_ns
-        .or(f.spec.stop_ns)
-        .unwrap_or(end_ns)
-        .min(end_ns);
-    let delivered = match (s.completed_ns, f.delivered_at_stop) {
-        (None, Some(segments)) => f.bytes_of(segments),
-        _ => f.delivered_bytes(),
-    };
-    FlowSummary {
-        id: id as u32,
-        group: f.spec.group,
-        cc: f.spec.cc_name().to_owned(),
-        rtt_ms: millis(f.spec.rtt_ns),
-        goodput_mbps: rate_bps(delivered, active_end_ns.saturating_sub(start_ns)) / 1e6,
-        bytes_delivered: delivered,
-        retransmits: s.retransmits,
-        timeouts: s.timeouts,
-        completion_s: s.completed_ns.map(|t| secs(t - f.spec.start_ns)),
-        start_s: secs(start_ns),
-        end_s: secs(active_end_ns),
-        packets_sent: s.packets_sent,
-        congestion_events: s.congestion_events,
+    fn sim_summary(&self, wall_seconds: f64) -> SimSummary {
+        let in_flight = self
+            .links
+            .iter()
+            .map(|l| l.packets().filter(|p| p.kind == Kind::Data).count() as u64)
+            .sum();
+        SimSummary {
+            events: self.queue.events(),
+            packets_sent: self.data.sent,
+            packets_delivered: self.data.delivered,
+            packets_dropped: self.data.dropped,
+            packets_in_flight: in_flight,
+            sim_seconds: secs(self.scenario.duration_ns),
+            wall_seconds,
+        }
     }
 }

@@ -4,13 +4,14 @@
 
 mod common;
 use common::*;
+use tcpeval_sim::scenario::LossSpec;
 
 fn goodput_vs_mathis(p: f64, delayed_ack: bool, duration_s: u64) -> (f64, f64) {
     let mut f = flow("reno", 60);
     f.delayed_ack = delayed_ack;
     // 100 Mb/s is several times what the loss allows, and the buffer never fills.
     let mut s = scenario(100 * MBPS, 100_000, duration_s, vec![f]);
-    s.bottleneck.loss = p;
+    s.links[0].loss = LossSpec::Bernoulli { p };
     let out = run_checked(&s);
     let b = &out.summary.bottleneck;
     assert_eq!(b.queue_drops, 0, "only random loss");

@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use tcpeval_sim::scenario::LossSpec;
 
 #[test]
 fn one_reno_flow_fills_a_100_mbps_100_ms_path_with_a_bdp_of_buffer() {
@@ -35,7 +36,7 @@ fn two_reno_flows_with_equal_rtt_share_100_mbps_fairly() {
 fn the_same_scenario_and_seed_give_the_same_run() {
     let rate = 50 * MBPS;
     let mut s = scenario(rate, 50, 20, vec![flow("reno", 30), flow("reno", 80)]);
-    s.bottleneck.loss = 1e-4;
+    s.links[0].loss = LossSpec::Bernoulli { p: 1e-4 };
     let (a, b) = (run_checked(&s), run_checked(&s));
     let strip = |mut o: tcpeval_sim::Output| {
         o.summary.sim.wall_seconds = 0.0;

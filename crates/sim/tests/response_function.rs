@@ -7,6 +7,7 @@
 mod common;
 use common::*;
 use tcpeval_sim::scenario::Flow;
+use tcpeval_sim::scenario::LossSpec;
 
 const RTT_MS: u64 = 100;
 
@@ -28,7 +29,7 @@ fn window_under_loss(cc: &str, params: &[(&str, serde_json::Value)], p: f64, exp
     let packets = (400.0 / p).min(2e7);
     let duration_s = (packets / expected * rtt_s) as u64;
     let mut s = scenario(10_000 * MBPS, 1_000_000, duration_s, vec![f]);
-    s.bottleneck.loss = p;
+    s.links[0].loss = LossSpec::Bernoulli { p };
     s.sample_interval_ns = SEC;
     let out = run_checked(&s);
     assert_eq!(out.summary.bottleneck.queue_drops, 0, "only random loss");

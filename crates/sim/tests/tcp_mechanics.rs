@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use tcpeval_sim::output::FlowSummary;
+use tcpeval_sim::summary::FlowSummary;
 
 fn one_flow(rate_bps: u64, f: tcpeval_sim::scenario::Flow, duration_s: u64) -> FlowSummary {
     let s = scenario(rate_bps, 10_000, duration_s, vec![f]);

@@ -1,21 +1,25 @@
-//! Topologies: which links exist and the route of each flow through them.
+//! Topologies: the links declared by the scenario, and the route of every flow and source
+//! through them.
 //!
-//! The dumbbell: every flow crosses one shared bottleneck; its base RTT comes from a private,
-//! uncongested return path. All of a flow's propagation delay sits on that return path, after
-//! the receiver. That is no approximation: shifting a flow's delay from before the bottleneck
-//! to after it shifts the flow's own clock by a constant and leaves the bottleneck's arrivals,
-//! queue, drops and every RTT unchanged; it saves one event per packet.
+//! Each declared link has a forward direction (the one its queue, AQM and loss describe) and,
+//! when something can queue or drop there, a reverse direction with the same rate, delay and
+//! queue. Data of forward flows crosses the forward directions of its route; its ACKs come back
+//! over the reverse directions that exist, then over a private return path carrying the rest
+//! of the flow's base RTT. Reverse flows do the opposite, so their ACKs meet the forward data.
+//!
+//! Where a flow's private delay sits is a free choice for a single bottleneck: moving delay
+//! from before a queue to after it only shifts that flow's own clock, leaving the queue, drops
+//! and every RTT unchanged. So it all sits on the ACK side, saving an event per data packet.
+//! Flows of request-response exchanges are the exception: the time their data takes to
+//! arrive is what an exchange measures, so their private delay is split evenly.
 
 use crate::engine::LinkId;
 use crate::net::link::Link;
-use crate::net::loss::BernoulliLoss;
-use crate::net::queue::{DropTail, Limit};
-use crate::scenario::Scenario;
+use crate::net::loss::LossModel;
+use crate::net::queue::{Aqm, Limit, RedParams};
+use crate::scenario::{AqmSpec, LinkSpec, LossSpec, Scenario};
 
-/// The bottleneck is always link 0.
-pub const BOTTLENECK: LinkId = 0;
-
-/// Links in both directions of one flow.
+/// Links crossed, in order, in each direction of one flow.
 #[derive(Debug, Clone)]
 pub struct Route {
     pub data: Vec<LinkId>,
@@ -25,39 +29,184 @@ pub struct Route {
 #[derive(Debug)]
 pub struct Topology {
     pub links: Vec<Link>,
-    pub routes: Vec<Route>,
+    /// Forward direction of declared link i is `LinkId` i; the first declared link is "the
+    /// bottleneck" of the summary.
+    pub reverse: Vec<Option<LinkId>>,
+    pub flow_routes: Vec<Route>,
+    pub source_routes: Vec<Vec<LinkId>>,
 }
 
-/// Seed of the bottleneck's loss process, derived from the scenario seed so that each random
-/// process has its own stream.
-const BOTTLENECK_LOSS_STREAM: u64 = 0x6c6f_7373;
+/// Seeds of the loss and AQM processes, derived from the scenario seed so that each has its
+/// own stream.
+const LOSS_STREAM: u64 = 0x6c6f_7373;
+const AQM_STREAM: u64 = 0x0061_716d_0000_0000;
 
-pub fn dumbbell(s: &Scenario) -> Topology {
-    let b = &s.bottleneck;
-    let limit = match (b.queue_pkts, b.queue_bytes) {
-        (Some(p), _) => Limit::Packets(p),
-        (None, Some(bytes)) => Limit::Bytes(bytes),
-        (None, None) => unreachable!("validated: one queue limit is set"),
-    };
-    let loss = BernoulliLoss::new(b.loss, s.seed ^ BOTTLENECK_LOSS_STREAM);
-    let mut links = vec![Link::bottleneck(
-        "bottleneck",
-        b.rate_bps,
-        0,
-        DropTail { limit },
-        loss,
-    )];
-    let routes = s
-        .flows
+pub fn build(s: &Scenario) -> Topology {
+    let mut links: Vec<Link> = s
+        .links
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            links.push(Link::delay_line(&format!("return{i}"), f.rtt_ns));
-            Route {
-                data: vec![BOTTLENECK],
-                ack: vec![links.len() as LinkId - 1],
-            }
-        })
+        .map(|(i, spec)| make_link(s, i, spec, false))
         .collect();
-    Topology { links, routes }
+    let reverse = (0..s.links.len())
+        .map(|i| {
+            needs_reverse(s, i).then(|| {
+                links.push(make_link(s, i, &s.links[i], true));
+                (links.len() - 1) as LinkId
+            })
+        })
+        .collect::<Vec<_>>();
+    let mut topo = Topology {
+        links,
+        reverse,
+        flow_routes: vec![],
+        source_routes: vec![],
+    };
+    let in_exchange = |f: usize| {
+        s.exchanges
+            .iter()
+            .any(|x| [x.request_flow, x.response_flow].contains(&(f as u32)))
+    };
+    for (i, f) in s.flows.iter().enumerate() {
+        let route = topo.flow_route(s, i, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
+        topo.flow_routes.push(route);
+    }
+    for spec in &s.sources {
+        let (route, reverse) = spec.route();
+        let data = topo.directions(s, route, reverse);
+        topo.source_routes.push(data);
+    }
+    topo
+}
+
+/// A reverse direction exists where reverse data, reverse sources or reverse loss make it
+/// more than a constant delay.
+fn needs_reverse(s: &Scenario, link: usize) -> bool {
+    let name = &s.links[link].name;
+    let used_reversed = s.flows.iter().any(|f| f.reverse && f.route.contains(name))
+        || s.sources
+            .iter()
+            .any(|src| matches!(src.route(), (route, true) if route.contains(name)));
+    used_reversed || !s.links[link].reverse_loss.is_none()
+}
+
+fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
+    let limit = match (spec.queue_pkts, spec.queue_bytes) {
+        (Some(p), _) => Limit::Packets(p),
+        (_, bytes) => Limit::Bytes(bytes.expect("validated: one queue limit is set")),
+    };
+    let (name, loss) = if reverse {
+        (format!("{}:reverse", spec.name), &spec.reverse_loss)
+    } else {
+        (spec.name.clone(), &spec.loss)
+    };
+    let seed = s.seed ^ LOSS_STREAM ^ ((2 * i as u64 + u64::from(reverse)) << 32);
+    let aqm = aqm(&spec.aqm, seed ^ AQM_STREAM);
+    Link::bottleneck(
+        &name,
+        spec.rate_bps,
+        spec.delay_ns,
+        limit,
+        aqm,
+        loss_model(loss, seed),
+    )
+}
+
+fn aqm(spec: &AqmSpec, seed: u64) -> Aqm {
+    match *spec {
+        AqmSpec::Droptail => Aqm::DropTail,
+        AqmSpec::Red {
+            min_th_pkts,
+            max_th_pkts,
+            max_p,
+            weight,
+            gentle,
+        } => Aqm::red(
+            RedParams {
+                min_th_pkts,
+                max_th_pkts,
+                max_p,
+                weight,
+                gentle,
+            },
+            seed,
+        ),
+        AqmSpec::Codel {
+            target_ns,
+            interval_ns,
+        } => Aqm::codel(target_ns, interval_ns),
+    }
+}
+
+fn loss_model(spec: &LossSpec, seed: u64) -> LossModel {
+    match *spec {
+        LossSpec::None => LossModel::none(),
+        LossSpec::Bernoulli { p } => LossModel::bernoulli(p, seed),
+        LossSpec::GilbertElliott {
+            p,
+            r,
+            loss_good,
+            loss_bad,
+        } => LossModel::gilbert_elliott(p, r, loss_good, loss_bad, seed),
+    }
+}
+
+impl Topology {
+    /// The link directions crossed by data sent over `route`.
+    fn directions(&self, s: &Scenario, route: &[String], reverse: bool) -> Vec<LinkId> {
+        route
+            .iter()
+            .map(|name| {
+                let i = s
+                    .link_index(name)
+                    .expect("validated: routes name declared links");
+                if reverse {
+                    self.reverse[i].expect("reverse data creates the reverse direction")
+                } else {
+                    i as LinkId
+                }
+            })
+            .collect()
+    }
+
+    fn flow_route(
+        &mut self,
+        s: &Scenario,
+        flow: usize,
+        route: &[String],
+        reverse: bool,
+        rtt_ns: u64,
+        split: bool,
+    ) -> Route {
+        let mut data = self.directions(s, route, reverse);
+        let mut ack: Vec<LinkId> = route
+            .iter()
+            .rev()
+            .filter_map(|name| {
+                let i = s.link_index(name).expect("validated");
+                if reverse {
+                    Some(i as LinkId)
+                } else {
+                    self.reverse[i]
+                }
+            })
+            .collect();
+        let crossed_ns: u64 = data
+            .iter()
+            .chain(&ack)
+            .map(|&l| self.links[l as usize].delay_ns)
+            .sum();
+        let private_ns = rtt_ns - crossed_ns; // validated: rtt ≥ twice the route's delay
+        let data_side_ns = if split { private_ns / 2 } else { 0 };
+        if data_side_ns > 0 {
+            data.push(self.delay_line(format!("access{flow}"), data_side_ns));
+        }
+        ack.push(self.delay_line(format!("return{flow}"), private_ns - data_side_ns));
+        Route { data, ack }
+    }
+
+    fn delay_line(&mut self, name: String, delay_ns: u64) -> LinkId {
+        self.links.push(Link::delay_line(&name, delay_ns));
+        (self.links.len() - 1) as LinkId
+    }
 }

@@ -2,6 +2,7 @@
 //! receiver (reassembly, delayed ACK, SACK blocks). Sans-IO: time comes in as an argument,
 //! packets go out into a caller's buffer, deadlines are returned for the caller to schedule.
 
+pub mod appdata;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;

@@ -8,6 +8,7 @@
 //! way the controller is told once per window (`on_congestion`) and sets cwnd = ssthresh;
 //! the window is not inflated. Timeouts follow RFC 6298 (see `rtt.rs`).
 
+use super::appdata::{AppData, Availability};
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, Segment, DUP_THRESH};
@@ -26,11 +27,12 @@ pub struct SenderConfig {
     pub sack: bool,
     /// Socket-buffer limit on segments outstanding; `u64::MAX` when unlimited.
     pub window_pkts: u64,
-    /// Segments of a finite transfer; `None` for a bulk transfer.
-    pub total_segments: Option<u64>,
-    /// Payload of the last segment of a finite transfer.
-    pub last_segment_bytes: u32,
     pub min_rto_ns: u64,
+    /// Packets leave at least this far apart (the "kernel delay" studies: a blocking delay
+    /// per packet in the transmit path).
+    pub pacing_gap_ns: Option<u64>,
+    /// A cap on the sending rate, payload bits/s (a host or `fq` rate limit).
+    pub pacing_rate_bps: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,15 +43,16 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window reductions for inferred loss (fast recoveries).
     pub congestion_events: u64,
-    /// When the last segment of a finite transfer was cumulatively acknowledged.
-    pub completed_ns: Option<u64>,
+    /// When everything the application had written was last cumulatively acknowledged.
+    pub all_acked_ns: Option<u64>,
 }
 
 /// Wake-ups the caller must schedule after a call into the sender.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Wakeups {
     pub rto_ns: Option<u64>,
-    pub pacing_ns: Option<u64>,
+    /// The pacing gate opens, or the source produces the next segment.
+    pub send_ns: Option<u64>,
 }
 
 /// Where the next segment comes from.
@@ -70,13 +73,16 @@ pub struct Sender {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: snd_nxt when the episode began.
     recovery_point: u64,
     rto: Timer,
-    pacing: Timer,
+    /// Wakes the sender when pacing or the data source holds it back.
+    send_timer: Timer,
     /// Earliest time the pacing gate lets the next packet out.
     next_send_ns: u64,
     /// The last attempt to send stopped at cwnd (not at the window or for lack of data).
     cwnd_limited: bool,
     /// Recovery has just begun: the first lost segment goes out whatever pipe says.
     fast_retransmit_due: bool,
+    /// What the application has handed over.
+    app: AppData,
     /// The application still hands data to TCP.
     app_open: bool,
     last_send_ns: u64,
@@ -85,7 +91,12 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(flow: FlowId, cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
+    pub fn new(
+        flow: FlowId,
+        cfg: SenderConfig,
+        app: AppData,
+        cc: Box<dyn CongestionControl>,
+    ) -> Self {
         let rtt = RttEstimator::new(cfg.min_rto_ns);
         Self {
             flow,
@@ -97,10 +108,11 @@ impl Sender {
             ca_state: CaState::Open,
             recovery_point: 0,
             rto: Timer::default(),
-            pacing: Timer::default(),
+            send_timer: Timer::default(),
             next_send_ns: 0,
             cwnd_limited: false,
             fast_retransmit_due: false,
+            app,
             app_open: false,
             last_send_ns: 0,
             wakeups: Wakeups::default(),
@@ -118,6 +130,13 @@ impl Sender {
     /// The application stops handing data to TCP; what is outstanding is still delivered.
     pub fn stop(&mut self) {
         self.app_open = false;
+    }
+
+    /// The application writes a message of `bytes`. Returns the segment its data ends at.
+    pub fn write(&mut self, now_ns: u64, bytes: u64, out: &mut Vec<Packet>) -> (u64, Wakeups) {
+        let end = self.app.write(bytes);
+        self.send(now_ns, out);
+        (end, self.take_wakeups())
     }
 
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Vec<Packet>) -> Wakeups {
@@ -153,8 +172,8 @@ impl Sender {
         }
         if cum_ack > prior_una {
             self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
-            if self.cfg.total_segments == Some(cum_ack) {
-                self.stats.completed_ns = Some(now_ns);
+            if self.app.end_segment() == Some(cum_ack) {
+                self.stats.all_acked_ns = Some(now_ns);
             }
         }
         self.send(now_ns, out);
@@ -170,10 +189,10 @@ impl Sender {
         self.take_wakeups()
     }
 
-    pub fn on_pacing_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
-        match self.pacing.on_wake(now_ns) {
+    pub fn on_send_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
+        match self.send_timer.on_wake(now_ns) {
             TimerAction::Fire => self.send(now_ns, out),
-            TimerAction::Schedule(t) => self.wakeups.pacing_ns = Some(t),
+            TimerAction::Schedule(t) => self.wakeups.send_ns = Some(t),
             TimerAction::Nothing => {}
         }
         self.take_wakeups()
@@ -303,7 +322,7 @@ impl Sender {
             if self.pacing_gate_closed(now_ns) {
                 return;
             }
-            let Some(next) = self.next_segment() else {
+            let Some(next) = self.next_segment(now_ns) else {
                 self.cwnd_limited = false;
                 return;
             };
@@ -312,20 +331,35 @@ impl Sender {
     }
 
     /// RFC 6675 §4 NextSeg: lost segments first, then new data.
-    fn next_segment(&mut self) -> Option<Next> {
+    fn next_segment(&mut self, now_ns: u64) -> Option<Next> {
         if let Some(seq) = self.board.next_retransmission() {
             return Some(Next::Retransmit(seq));
         }
-        let more_data = self.app_open
-            && self
-                .cfg
-                .total_segments
-                .is_none_or(|t| self.board.snd_nxt() < t);
-        if !more_data {
-            self.rate.on_app_limited(self.board.in_flight());
-            return None;
+        let availability = if self.app_open {
+            self.app.availability(self.board.snd_nxt(), now_ns)
+        } else {
+            Availability::No
+        };
+        match availability {
+            Availability::Now => {
+                (self.board.packets_out() < self.cfg.window_pkts).then_some(Next::New)
+            }
+            Availability::At(ready_ns) => {
+                self.wake_at(ready_ns);
+                self.rate.on_app_limited(self.board.in_flight());
+                None
+            }
+            Availability::No => {
+                self.rate.on_app_limited(self.board.in_flight());
+                None
+            }
         }
-        (self.board.packets_out() < self.cfg.window_pkts).then_some(Next::New)
+    }
+
+    fn wake_at(&mut self, deadline_ns: u64) {
+        if let TimerAction::Schedule(t) = self.send_timer.set(deadline_ns) {
+            self.wakeups.send_ns = Some(t);
+        }
     }
 
     fn transmit(&mut self, now_ns: u64, next: Next, out: &mut Vec<Packet>) {
@@ -346,25 +380,34 @@ impl Sender {
             }
             Next::New => self.board.on_send_new(tx),
         };
-        let size_bytes = HEADER_BYTES + self.payload_bytes(seq);
-        out.push(Packet::data(self.flow, seq, size_bytes));
+        let payload_bytes = self.app.payload_bytes(seq);
+        out.push(Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes));
         self.stats.packets_sent += 1;
         self.last_send_ns = now_ns;
         if self.rto.deadline_ns().is_none() {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
         }
-        if let Some(rate_bps) = self.pacing_rate_bps() {
-            // Pacing rates are in payload bits, the unit of the rate samples they come from.
-            let gap_ns = tx_time_ns(size_bytes - HEADER_BYTES, rate_bps);
+        // Pacing rates are in payload bits, the unit of the rate samples they come from.
+        let rate_gap_ns = self
+            .pacing_rate_bps()
+            .map_or(0, |r| tx_time_ns(payload_bytes, r));
+        let gap_ns = rate_gap_ns.max(self.cfg.pacing_gap_ns.unwrap_or(0));
+        if gap_ns > 0 {
             self.next_send_ns = self.next_send_ns.max(now_ns) + gap_ns;
         }
     }
 
+    /// The controller's pacing rate, capped by the flow's rate limit.
     fn pacing_rate_bps(&self) -> Option<u64> {
-        self.cc
+        let cc_rate = self
+            .cc
             .pacing_rate_bps()
             .map(|r| r as u64)
-            .filter(|&r| r > 0)
+            .filter(|&r| r > 0);
+        match (cc_rate, self.cfg.pacing_rate_bps) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether pacing holds the next packet back; if so a wake-up is requested.
@@ -374,27 +417,23 @@ impl Sender {
     /// (`tcp_tso_autosize`). So the gate opens once a frame's worth of time has been paid and
     /// then lets up to one frame out, back to back: the average rate is the pacing rate, and
     /// one wake-up sends a frame, not a packet.
+    /// A fixed gap is a blocking delay per packet: no frames, no running ahead.
     fn pacing_gate_closed(&mut self, now_ns: u64) -> bool {
-        let Some(rate_bps) = self.pacing_rate_bps() else {
-            return false;
+        let ahead_ns = match (self.pacing_rate_bps(), self.cfg.pacing_gap_ns) {
+            (Some(rate_bps), None) => self.frame_allowance_ns(rate_bps),
+            _ => 0,
         };
-        let mss = u64::from(self.cfg.mss_bytes);
-        let frame_bytes = (rate_bps / 8 / 1024).clamp(2 * mss, MAX_PACING_FRAME_BYTES.max(2 * mss));
-        let ahead_ns = tx_time_ns((frame_bytes - mss) as u32, rate_bps);
         if now_ns + ahead_ns >= self.next_send_ns {
             return false;
         }
-        if let TimerAction::Schedule(t) = self.pacing.set(self.next_send_ns) {
-            self.wakeups.pacing_ns = Some(t);
-        }
+        self.wake_at(self.next_send_ns);
         true
     }
 
-    fn payload_bytes(&self, seq: u64) -> u32 {
-        match self.cfg.total_segments {
-            Some(total) if seq + 1 == total => self.cfg.last_segment_bytes,
-            _ => self.cfg.mss_bytes,
-        }
+    fn frame_allowance_ns(&self, rate_bps: u64) -> u64 {
+        let mss = u64::from(self.cfg.mss_bytes);
+        let frame_bytes = (rate_bps / 8 / 1024).clamp(2 * mss, MAX_PACING_FRAME_BYTES.max(2 * mss));
+        tx_time_ns((frame_bytes - mss) as u32, rate_bps)
     }
 
     fn restart_rto(&mut self, now_ns: u64) {
@@ -444,7 +483,7 @@ impl Sender {
     }
 
     pub fn pacing_rate_bps_now(&self) -> f64 {
-        self.cc.pacing_rate_bps().unwrap_or(0.0)
+        self.pacing_rate_bps().unwrap_or(0) as f64
     }
 
     pub fn ca_state(&self) -> CaState {

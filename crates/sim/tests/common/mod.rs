@@ -1,7 +1,7 @@
 //! Scenario builders and checks shared by the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use tcpeval_sim::scenario::{Bottleneck, Flow, Scenario};
+use tcpeval_sim::scenario::{AqmSpec, Flow, LinkSpec, LossSpec, Scenario};
 use tcpeval_sim::{run, Output};
 
 pub const MS: u64 = 1_000_000;
@@ -26,6 +26,13 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
         drop_at_ns: vec![],
+        route: vec!["bottleneck".into()],
+        reverse: false,
+        drop_every: None,
+        pacing_gap_ns: None,
+        pacing_rate_bps: None,
+        source_rate_bps: None,
+        sink_rate_bps: None,
     }
 }
 
@@ -40,14 +47,25 @@ pub fn scenario(rate_bps: u64, queue_pkts: u64, duration_s: u64, flows: Vec<Flow
         duration_ns: duration_s * SEC,
         seed: 1,
         sample_interval_ns: 100 * MS,
-        bottleneck: Bottleneck {
-            rate_bps,
-            queue_pkts: Some(queue_pkts),
-            queue_bytes: None,
-            aqm: "droptail".into(),
-            loss: 0.0,
-        },
+        links: vec![link("bottleneck", rate_bps, queue_pkts)],
         flows,
+        sources: vec![],
+        exchanges: vec![],
+        pcap_link: None,
+    }
+}
+
+/// A drop-tail link without delay or loss.
+pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
+    LinkSpec {
+        name: name.into(),
+        rate_bps,
+        delay_ns: 0,
+        queue_pkts: Some(queue_pkts),
+        queue_bytes: None,
+        aqm: AqmSpec::Droptail,
+        loss: LossSpec::None,
+        reverse_loss: LossSpec::None,
     }
 }
 

@@ -1,0 +1,194 @@
+//! Background sources without congestion control (UDP): constant bit rate, and on/off sources
+//! with Pareto-distributed on and off periods. An aggregate of many on/off sources with shape
+//! 1 < α < 2 is self-similar with Hurst parameter H = (3 − α)/2 (Willinger, Taqqu, Sherman &
+//! Wilson, "Self-similarity through high-variability", ToN 1997).
+
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::engine::FlowId;
+use crate::packet::Packet;
+use crate::scenario::SourceSpec;
+use crate::time::{tx_time_ns, NS_PER_SEC};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    pub packets_sent: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub bytes_delivered: u64,
+}
+
+/// Pareto on/off periods; `on_until_ns` ends the current on period.
+#[derive(Debug, Clone)]
+struct OnOff {
+    shape: f64,
+    mean_on_ns: u64,
+    mean_off_ns: u64,
+    on_until_ns: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl OnOff {
+    /// A Pareto draw with the given mean: scale x_m = mean·(α − 1)/α, x = x_m / U^(1/α).
+    fn pareto_ns(&mut self, mean_ns: u64) -> u64 {
+        let scale = mean_ns as f64 * (self.shape - 1.0) / self.shape;
+        let u: f64 = 1.0 - self.rng.random::<f64>(); // in (0, 1]
+        (scale / u.powf(1.0 / self.shape)).min(1e18) as u64
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Source {
+    id: FlowId,
+    pub kind: &'static str,
+    packet_bytes: u32,
+    /// Time between packets while sending.
+    gap_ns: u64,
+    stop_ns: Option<u64>,
+    onoff: Option<OnOff>,
+    pub stats: SourceStats,
+}
+
+impl Source {
+    pub fn new(id: FlowId, spec: &SourceSpec, seed: u64) -> Self {
+        let (rate_bps, packet_bytes, stop_ns, onoff) = match *spec {
+            SourceSpec::Cbr {
+                rate_bps,
+                packet_bytes,
+                stop_ns,
+                ..
+            } => (rate_bps, packet_bytes, stop_ns, None),
+            SourceSpec::Onoff {
+                rate_bps,
+                packet_bytes,
+                stop_ns,
+                shape,
+                mean_on_ns,
+                mean_off_ns,
+                ..
+            } => {
+                let rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+                (
+                    rate_bps,
+                    packet_bytes,
+                    stop_ns,
+                    Some(OnOff {
+                        shape,
+                        mean_on_ns,
+                        mean_off_ns,
+                        on_until_ns: 0,
+                        rng,
+                    }),
+                )
+            }
+        };
+        Self {
+            id,
+            kind: spec.kind(),
+            packet_bytes,
+            gap_ns: tx_time_ns(packet_bytes, rate_bps).max(1),
+            stop_ns,
+            onoff,
+            stats: SourceStats::default(),
+        }
+    }
+
+    /// When the first packet leaves, the source having been started at `start_ns`. An on/off
+    /// source begins with an off period, so that sources started together do not synchronise.
+    pub fn first_send_ns(&mut self, start_ns: u64) -> u64 {
+        match &mut self.onoff {
+            None => start_ns,
+            Some(o) => {
+                let on_start = start_ns + o.pareto_ns(o.mean_off_ns);
+                o.on_until_ns = on_start + o.pareto_ns(o.mean_on_ns);
+                on_start
+            }
+        }
+    }
+
+    /// A packet is due at `now_ns`: returns it and when the next one is due (`None` once the
+    /// source has stopped).
+    pub fn send(&mut self, now_ns: u64) -> (Option<Packet>, Option<u64>) {
+        if self.stop_ns.is_some_and(|stop| now_ns >= stop) {
+            return (None, None);
+        }
+        self.stats.packets_sent += 1;
+        let pkt = Packet::udp(self.id, self.stats.packets_sent - 1, self.packet_bytes);
+        let mut next_ns = now_ns + self.gap_ns;
+        if let Some(o) = &mut self.onoff {
+            if next_ns >= o.on_until_ns {
+                let on_start = o.on_until_ns + o.pareto_ns(o.mean_off_ns);
+                o.on_until_ns = on_start + o.pareto_ns(o.mean_on_ns);
+                next_ns = on_start;
+            }
+        }
+        (Some(pkt), Some(next_ns))
+    }
+
+    pub fn goodput_mbps(&self, active_ns: u64) -> f64 {
+        self.stats.bytes_delivered as f64 * 8.0 / (active_ns as f64 / NS_PER_SEC as f64) / 1e6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn onoff(shape: f64) -> Source {
+        let spec = SourceSpec::Onoff {
+            route: vec![],
+            reverse: false,
+            rate_bps: 12_000_000,
+            packet_bytes: 1500,
+            start_ns: 0,
+            stop_ns: None,
+            shape,
+            mean_on_ns: 100_000_000,
+            mean_off_ns: 300_000_000,
+        };
+        Source::new(0, &spec, 7)
+    }
+
+    #[test]
+    fn a_cbr_source_sends_at_its_rate_until_it_stops() {
+        let spec = SourceSpec::Cbr {
+            route: vec![],
+            reverse: false,
+            rate_bps: 12_000_000,
+            packet_bytes: 1500,
+            start_ns: 0,
+            stop_ns: Some(10_000_000),
+        };
+        let mut s = Source::new(0, &spec, 1);
+        let mut t = s.first_send_ns(0);
+        while let (Some(_), Some(next)) = s.send(t) {
+            t = next;
+        }
+        // 1500 bytes at 12 Mb/s: one packet per ms, ten before the stop at 10 ms.
+        assert_eq!(s.stats.packets_sent, 10);
+    }
+
+    #[test]
+    fn pareto_periods_have_the_mean_asked_for() {
+        // With α = 1.9 the mean converges quickly enough to test at 10 %.
+        let mut s = onoff(1.9);
+        let o = s.onoff.as_mut().unwrap();
+        let n = 200_000;
+        let mean = (0..n).map(|_| o.pareto_ns(100_000_000) as f64).sum::<f64>() / f64::from(n);
+        assert!((mean / 1e8 - 1.0).abs() < 0.1, "{mean}");
+    }
+
+    #[test]
+    fn an_onoff_source_averages_rate_times_on_fraction() {
+        let mut s = onoff(1.9);
+        let mut t = s.first_send_ns(0);
+        let end_ns = 2_000 * NS_PER_SEC;
+        while t < end_ns {
+            t = s.send(t).1.unwrap();
+        }
+        // On 1/4 of the time at 12 Mb/s: 3 Mb/s, i.e. 250 packets/s.
+        let rate = s.stats.packets_sent as f64 / 2_000.0;
+        assert!((rate / 250.0 - 1.0).abs() < 0.15, "{rate}");
+    }
+}
