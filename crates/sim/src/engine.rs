@@ -27,6 +27,8 @@ pub enum Event {
     SendWake(FlowId),
     /// The receiver's delayed-ACK timer deadline may have come.
     DelayedAck(FlowId),
+    /// The receiving application may have read enough to reopen the window.
+    WindowUpdate(FlowId),
     /// A background source's next packet is due.
     SourceSend(u32),
     /// Time for the next request of a request-response exchange.

@@ -10,7 +10,8 @@ use crate::scenario::{self, Scenario};
 use crate::tcp::appdata::AppData;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
-use crate::time::NS_PER_MS;
+use crate::tcp::sink::Sink;
+use crate::time::{secs, NS_PER_MS};
 
 /// Linux `TCP_DELACK_MIN`: how long a receiver holds back an ACK (RFC 1122 allows up to 500 ms).
 pub const DELAYED_ACK_TIMEOUT_NS: u64 = 40 * NS_PER_MS;
@@ -21,6 +22,7 @@ pub struct Flow {
     pub sender: Sender,
     pub receiver: Receiver,
     pub delayed_ack: Timer,
+    pub window_update: Timer,
     pub route: Route,
     /// Induced losses still to come (`drop_at`), earliest first.
     pub drops_due_ns: VecDeque<u64>,
@@ -30,6 +32,18 @@ pub struct Flow {
     pub packets_arrived: u64,
     /// Data packets the receiver dropped on purpose.
     pub receiver_drops: u64,
+}
+
+/// The receiving application, if it reads at a limited rate: from a buffer of `window`
+/// segments, or of twice the path's BDP at its first link's rate.
+fn sink(spec: &scenario::Flow, s: &Scenario) -> Option<Sink> {
+    let rate_bps = spec.sink_rate_bps?;
+    let first_link = s.link_index(&spec.route[0]).expect("validated");
+    let bdp = (s.links[first_link].rate_bps as f64 * secs(spec.rtt_ns)
+        / 8.0
+        / f64::from(spec.packet_bytes())) as u64;
+    let buffer = spec.window_pkts.unwrap_or(2 * bdp).max(2);
+    Some(Sink::new(rate_bps, buffer, spec.mss_bytes, spec.start_ns))
 }
 
 /// Where the sender's data comes from: an endless stream, one message of `size`, or the
@@ -75,8 +89,10 @@ impl Flow {
         drops_due_ns.sort_unstable();
         Ok(Self {
             sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
-            receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS),
+            receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS)
+                .with_sink(sink(&spec, s)),
             delayed_ack: Timer::default(),
+            window_update: Timer::default(),
             route,
             drops_due_ns: drops_due_ns.into(),
             delivered_at_stop: None,

@@ -32,6 +32,8 @@ pub struct Packet {
     pub hop: u8,
     pub n_sack: u8,
     pub size_bytes: u32,
+    /// Ack: the receive window advertised, in segments (`u32::MAX`: no limit).
+    pub window: u32,
     /// Data: the segment number. Ack: the next segment expected (cumulative ACK).
     pub seq: u64,
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
@@ -45,6 +47,7 @@ impl Packet {
             hop: 0,
             n_sack: 0,
             size_bytes,
+            window: u32::MAX,
             seq,
             sack: Default::default(),
         }
@@ -60,13 +63,8 @@ impl Packet {
 
     pub fn ack(flow: FlowId, cum_ack: u64, size_bytes: u32) -> Self {
         Self {
-            flow,
             kind: Kind::Ack,
-            hop: 0,
-            n_sack: 0,
-            size_bytes,
-            seq: cum_ack,
-            sack: Default::default(),
+            ..Self::data(flow, cum_ack, size_bytes)
         }
     }
 

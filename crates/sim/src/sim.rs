@@ -172,6 +172,7 @@ impl Simulation {
                 self.after_sender(f, w);
             }
             Event::DelayedAck(f) => self.on_delayed_ack(f),
+            Event::WindowUpdate(f) => self.on_window_update(f),
             Event::SourceSend(s) => self.on_source_send(s),
             Event::ExchangeBegin(x) => {
                 let action = self.exchanges[x as usize].begin(self.now_ns);
@@ -335,9 +336,23 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.delayed_ack.clear();
         let mut ack = Packet::ack(f, 0, ACK_BYTES);
-        flow.receiver.make_ack(&mut ack);
+        flow.receiver.make_ack(self.now_ns, &mut ack);
+        if let Some(t) = flow.receiver.window_reopens_at(self.now_ns) {
+            if let TimerAction::Schedule(t) = flow.window_update.set(t) {
+                self.queue.push(t, Event::WindowUpdate(f));
+            }
+        }
         let first = flow.route.ack[0];
         self.offer(first, ack);
+    }
+
+    /// The receiving application has read enough to reopen the window: say so.
+    fn on_window_update(&mut self, f: FlowId) {
+        match self.flows[f as usize].window_update.on_wake(self.now_ns) {
+            TimerAction::Fire => self.send_ack(f),
+            TimerAction::Schedule(t) => self.queue.push(t, Event::WindowUpdate(f)),
+            TimerAction::Nothing => {}
+        }
     }
 
     fn deliver_ack(&mut self, pkt: Packet) {

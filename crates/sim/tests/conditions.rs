@@ -59,13 +59,18 @@ fn gilbert_elliott_loss_averages_p_over_p_plus_r_of_the_bad_state_loss() {
     assert!((measured / expected - 1.0).abs() < 0.1);
 }
 
+/// RED keeps an aggregate's average queue between its thresholds, where drop-tail would fill
+/// the buffer (Floyd & Jacobson, ToN 1993). RED settles where its drop probability is the one
+/// the flows need (about 0.003 for 32 Reno flows here), so max_p must put that inside the band:
+/// with 0.1 the average sits at min_th and RED's slow average makes the queue swing below it,
+/// costing utilisation, as the RED tuning literature reports.
 #[test]
 fn red_keeps_the_mean_queue_between_its_thresholds() {
-    let mut s = scenario(100 * MBPS, 500, 120, vec![flow("reno", 40); 4]);
+    let mut s = scenario(100 * MBPS, 500, 120, vec![flow("reno", 40); 32]);
     s.links[0].aqm = AqmSpec::Red {
         min_th_pkts: 30.0,
         max_th_pkts: 90.0,
-        max_p: 0.1,
+        max_p: 0.01,
         weight: 0.002,
         gentle: true,
     };
@@ -78,7 +83,7 @@ fn red_keeps_the_mean_queue_between_its_thresholds() {
         b.mean_queue_pkts
     );
     assert_eq!(b.queue_drops, 0, "RED, not the 500-packet limit, drops");
-    assert!(b.utilization > 0.9);
+    assert!(b.utilization > 0.95);
 }
 
 #[test]
@@ -284,4 +289,20 @@ fn count_pcap_records(file: &[u8]) -> u64 {
     }
     assert_eq!(at, file.len(), "records end exactly at the end of the file");
     n
+}
+
+#[test]
+fn a_slow_disk_at_the_receiver_holds_the_sender_to_its_pace() {
+    // The receiving application writes to a 150 Mb/s disk from a 2·BDP buffer: the advertised
+    // window shrinks as unread data piles up, and the sender follows the disk, not the path.
+    let mut f = flow("cubic", 50);
+    f.sink_rate_bps = Some(150 * MBPS);
+    let out = run_checked(&scenario(GBPS, bdp_pkts(GBPS, 50), 30, vec![f]));
+    let steady_mbps = packets_per_s(&out, 0, 10.0) * 1448.0 * 8.0 / 1e6;
+    println!("steady goodput {steady_mbps:.1} Mb/s behind a 150 Mb/s disk");
+    assert!((steady_mbps / 150.0 - 1.0).abs() < 0.02);
+    assert_eq!(
+        out.summary.bottleneck.drops, 0,
+        "flow control, not loss, holds it back"
+    );
 }

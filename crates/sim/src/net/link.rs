@@ -519,9 +519,9 @@ mod tests {
     fn codel_holds_an_overloaded_queue_near_target() {
         // Unresponsive arrivals 5% above the link rate for 30 s: without CoDel the sojourn
         // would grow to 1.4 s. After the first 5 s the mean sojourn stays between target and
-        // 3·target (7.9 ms) and the worst is under 4·target (10.2 ms). (Heavier unresponsive
-        // overload, 20% and more, outruns CoDel's slowly growing drop rate: RFC 8289 §1 leaves
-        // such traffic to other mechanisms.)
+        // 3·target (7.9 ms) and the worst is under 4·target (10.2 ms). (A heavier unresponsive
+        // overload, 20% and more, outruns CoDel's slowly growing drop rate: CoDel is built to
+        // signal responsive senders.)
         let gap_ns = 1_200_000 * 100 / 105;
         let arrivals: Vec<u64> = (0..30_000 * MS / gap_ns).map(|i| i * gap_ns).collect();
         let mut l = codel_link();

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::sink::Sink;
 use crate::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 
 /// What the receiver wants after a segment arrived.
@@ -27,6 +28,8 @@ pub struct Receiver {
     delack_timeout_ns: u64,
     /// In-order segments received since the last ACK.
     unacked_segments: u32,
+    /// An application reading at a limited rate (a disk); `None` reads everything at once.
+    sink: Option<Sink>,
     pub segments_received: u64,
 }
 
@@ -40,8 +43,14 @@ impl Receiver {
             delayed_ack,
             delack_timeout_ns,
             unacked_segments: 0,
+            sink: None,
             segments_received: 0,
         }
+    }
+
+    pub fn with_sink(mut self, sink: Option<Sink>) -> Self {
+        self.sink = sink;
+        self
     }
 
     /// Segments delivered in order to the application.
@@ -52,11 +61,15 @@ impl Receiver {
     /// Segment `seq` arrived at `now_ns`.
     pub fn on_segment(&mut self, now_ns: u64, seq: u64) -> Reply {
         self.segments_received += 1;
+        if let Some(sink) = &mut self.sink {
+            sink.read_until(now_ns, self.rcv_nxt);
+        }
         if seq < self.rcv_nxt {
             return Reply::AckNow; // a duplicate: tell the sender at once (RFC 5681 §4.2)
         }
         let filled_gap = !self.out_of_order.is_empty();
-        if seq == self.rcv_nxt {
+        let in_order = seq == self.rcv_nxt;
+        if in_order {
             self.rcv_nxt += 1;
             self.absorb_in_order();
         } else {
@@ -64,7 +77,7 @@ impl Receiver {
         }
         // RFC 5681 §4.2: ACK at once a segment out of order or one that fills (part of) a gap;
         // otherwise at least every second full-sized segment, or when the timer runs out.
-        if !self.delayed_ack || seq != self.rcv_nxt - 1 || filled_gap {
+        if !self.delayed_ack || !in_order || filled_gap {
             return Reply::AckNow;
         }
         self.unacked_segments += 1;
@@ -75,11 +88,15 @@ impl Receiver {
         }
     }
 
-    /// Build the ACK for everything received so far.
-    pub fn make_ack(&mut self, pkt: &mut Packet) {
+    /// Build the ACK for everything received so far, with the window the buffer has room for.
+    pub fn make_ack(&mut self, now_ns: u64, pkt: &mut Packet) {
         self.unacked_segments = 0;
         pkt.seq = self.rcv_nxt;
         pkt.n_sack = 0;
+        if let Some(sink) = &mut self.sink {
+            sink.read_until(now_ns, self.rcv_nxt);
+            pkt.window = sink.window(self.rcv_nxt).min(u64::from(u32::MAX - 1)) as u32;
+        }
         if !self.sack {
             return;
         }
@@ -98,6 +115,13 @@ impl Receiver {
             };
             pkt.n_sack += 1;
         }
+    }
+
+    /// When a window update is due: the application will have read enough to reopen a
+    /// window that is now below half the buffer (RFC 9293 §3.8.6.2.2 receiver-side silly
+    /// window avoidance: announce only substantial openings).
+    pub fn window_reopens_at(&self, now_ns: u64) -> Option<u64> {
+        self.sink.as_ref()?.reopens_at(now_ns, self.rcv_nxt)
     }
 
     /// Whether an ACK is being held back.
@@ -165,7 +189,7 @@ mod tests {
 
     fn blocks(r: &mut Receiver) -> (u64, Vec<(u64, u64)>) {
         let mut p = Packet::ack(0, 0, 52);
-        r.make_ack(&mut p);
+        r.make_ack(0, &mut p);
         (p.seq, p.sack_blocks().collect())
     }
 
@@ -200,6 +224,13 @@ mod tests {
             r.on_segment(0, seq);
         }
         assert_eq!(blocks(&mut r), (0, vec![(4, 7), (8, 9), (2, 3)]));
+    }
+
+    #[test]
+    fn losing_the_very_first_segment_is_an_ordinary_hole() {
+        let mut r = Receiver::new(true, true, 40);
+        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (0, vec![(1, 2)]));
     }
 
     #[test]

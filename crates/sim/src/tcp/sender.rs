@@ -83,6 +83,8 @@ pub struct Sender {
     fast_retransmit_due: bool,
     /// What the application has handed over.
     app: AppData,
+    /// The receive window last advertised, segments (RFC 9293 §3.8.6).
+    rwnd_pkts: u64,
     /// The application still hands data to TCP.
     app_open: bool,
     last_send_ns: u64,
@@ -113,6 +115,7 @@ impl Sender {
             cwnd_limited: false,
             fast_retransmit_due: false,
             app,
+            rwnd_pkts: u64::MAX,
             app_open: false,
             last_send_ns: 0,
             wakeups: Wakeups::default(),
@@ -142,6 +145,11 @@ impl Sender {
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Vec<Packet>) -> Wakeups {
         let prior_una = self.board.snd_una();
         let prior_in_flight = self.board.in_flight();
+        self.rwnd_pkts = if ack.window == u32::MAX {
+            u64::MAX
+        } else {
+            u64::from(ack.window)
+        };
         let cum_ack = ack.seq.min(self.board.snd_nxt());
         let (mut acked, newest_clean_sent_ns) = self.take_deliveries(now_ns, ack, cum_ack);
         if !self.cfg.sack {
@@ -288,6 +296,7 @@ impl Sender {
     /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
     fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         if self.board.packets_out() == 0 {
+            self.probe_window(now_ns, out);
             return;
         }
         self.stats.timeouts += 1;
@@ -302,6 +311,15 @@ impl Sender {
         self.cc.on_timeout(now_ns, &path);
         self.arm_rto(now_ns + self.rtt.rto_ns());
         self.send(now_ns, out);
+    }
+
+    /// The persist timer fired: send one segment past the closed window, so that the ACK it
+    /// draws brings the current window (RFC 9293 §3.8.6.1 zero-window probe).
+    fn probe_window(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.app_open && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
+        {
+            self.transmit(now_ns, Next::New, out);
+        }
     }
 
     /// Send what cwnd, the window, the pacing gate and the application allow.
@@ -342,7 +360,14 @@ impl Sender {
         };
         match availability {
             Availability::Now => {
-                (self.board.packets_out() < self.cfg.window_pkts).then_some(Next::New)
+                let window = self.cfg.window_pkts.min(self.rwnd_pkts);
+                if self.board.packets_out() == 0 && window == 0 && self.rto.deadline_ns().is_none()
+                {
+                    // A closed receive window and nothing outstanding: the persist timer
+                    // (RFC 9293 §3.8.6.1), so that a lost window update cannot stall us.
+                    self.arm_rto(now_ns + self.rtt.rto_ns());
+                }
+                (self.board.packets_out() < window).then_some(Next::New)
             }
             Availability::At(ready_ns) => {
                 self.wake_at(ready_ns);
