@@ -18,10 +18,10 @@ def _every_simulation_conserves_packets() -> Iterator[None]:
     """
     run = sim._core.simulate
 
-    def simulate_and_check(resolved_json: str) -> tuple[str, dict, dict]:
-        summary_json, flows, links = run(resolved_json)
+    def simulate_and_check(resolved_json: str) -> tuple[str, dict, dict, bytes | None]:
+        summary_json, flows, links, pcap = run(resolved_json)
         assert_packets_conserved(json.loads(summary_json))
-        return summary_json, flows, links
+        return summary_json, flows, links, pcap
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sim._core, "simulate", simulate_and_check)

@@ -73,3 +73,12 @@ def test_a_directory_that_is_not_a_result_is_never_replaced(tmp_path: Path) -> N
     with pytest.raises(FileExistsError, match="not a tcpeval result"):
         _result().save(tmp_path / "thesis")
     assert (tmp_path / "thesis" / "chapter1.tex").read_text() == "precious"
+
+
+def test_a_capture_is_saved_and_loaded_with_the_result(tmp_path: Path) -> None:
+    result = _result()
+    result.pcap = b"\xd4\xc3\xb2\xa1 a capture"
+    directory = result.save(tmp_path / "run")
+    assert (directory / "capture.pcap").read_bytes() == result.pcap
+    assert load(directory).pcap == result.pcap
+    assert load(_result().save(tmp_path / "other")).pcap is None

@@ -28,7 +28,13 @@ def test_defaults_fill_what_the_file_leaves_out() -> None:
     )
     assert (scenario.name, scenario.seed, scenario.sample_interval.ns) == ("scenario", 1, 10**8)
     bottleneck = scenario.bottleneck
-    assert (bottleneck.queue.bdp_percent, bottleneck.aqm, bottleneck.loss) == (100, "droptail", 0)
+    assert bottleneck is not None
+    assert (bottleneck.queue.bdp_percent, bottleneck.aqm.name, bottleneck.loss) == (
+        100,
+        "droptail",
+        0,
+    )
+    assert (bottleneck.delay.ns, bottleneck.ack_loss) == (0, 0)
     flow = scenario.flow[0]
     assert (flow.count, flow.start.ns, flow.stop, flow.size, flow.window) == (
         1,
@@ -44,6 +50,15 @@ def test_defaults_fill_what_the_file_leaves_out() -> None:
         10,
     )
     assert (flow.min_rto.ns, flow.drop_at) == (200_000_000, [])
+    assert (flow.route, flow.direction, flow.drop_every, flow.pacing, flow.streams) == (
+        None,
+        "forward",
+        None,
+        None,
+        1,
+    )
+    assert (flow.source_rate, flow.sink_rate) == (None, None)
+    assert scenario.route(flow) == ["bottleneck"]
 
 
 def test_resolve_gives_the_contract_in_base_units() -> None:
@@ -55,13 +70,18 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
         "duration_ns": 3_000_000_000,
         "seed": 1,
         "sample_interval_ns": 100_000_000,
-        "bottleneck": {
-            "rate_bps": 10_000_000,
-            "queue_pkts": 8,
-            "queue_bytes": None,
-            "aqm": "droptail",
-            "loss": 0.0,
-        },
+        "links": [
+            {
+                "name": "bottleneck",
+                "rate_bps": 10_000_000,
+                "delay_ns": 0,
+                "queue_pkts": 8,
+                "queue_bytes": None,
+                "aqm": {"name": "droptail"},
+                "loss": {"model": "none"},
+                "reverse_loss": {"model": "none"},
+            }
+        ],
         "flows": [
             {
                 "group": 0,
@@ -77,9 +97,19 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "initial_cwnd_pkts": 10,
                 "min_rto_ns": 200_000_000,
                 "drop_at_ns": [1_000_000_000, 1_500_000_000],
+                "route": ["bottleneck"],
+                "reverse": False,
+                "drop_every": None,
+                "pacing_gap_ns": None,
+                "pacing_rate_bps": None,
+                "source_rate_bps": None,
+                "sink_rate_bps": None,
             }
         ]
         * 2,
+        "sources": [],
+        "exchanges": [],
+        "pcap_link": None,
     }
 
 
@@ -100,7 +130,7 @@ def test_queue_share_of_bdp_uses_the_largest_rtt_and_packet() -> None:
     data["bottleneck"]["queue"] = "100%bdp"
     data["flow"].append({"cc": "reno", "rtt": "100ms", "mss": "8948B"})
     # 10 Mb/s × 100 ms / (8 × 9000-byte packets) = 13.9 → 14
-    assert resolve(parse_scenario(data))["bottleneck"]["queue_pkts"] == 14
+    assert resolve(parse_scenario(data))["links"][0]["queue_pkts"] == 14
 
 
 @pytest.mark.parametrize(
@@ -110,8 +140,8 @@ def test_queue_share_of_bdp_uses_the_largest_rtt_and_packet() -> None:
 def test_queue_forms(queue: str, pkts: int | None, nbytes: int | None) -> None:
     data = small_scenario()
     data["bottleneck"]["queue"] = queue
-    bottleneck = resolve(parse_scenario(data))["bottleneck"]
-    assert (bottleneck["queue_pkts"], bottleneck["queue_bytes"]) == (pkts, nbytes)
+    link = resolve(parse_scenario(data))["links"][0]
+    assert (link["queue_pkts"], link["queue_bytes"]) == (pkts, nbytes)
 
 
 @pytest.mark.parametrize(
@@ -146,9 +176,11 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
     assert described["duration"] == "3s"
     assert described["bottleneck"] == {
         "rate": "10Mbps",
+        "delay": "0s",
         "queue": "50%bdp",
-        "aqm": "droptail",
+        "aqm": {"name": "droptail"},
         "loss": 0.0,
+        "ack_loss": 0.0,
         "queue_pkts": 8,
         "queue_bytes": None,
     }
@@ -156,6 +188,7 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
     assert described["flow"][0]["window"] == "100%bdp"
     assert described["flow"][0]["window_pkts"] == 17
     assert described["flow"][0]["cc"] == {"name": "reno"}
+    assert described["flow"][0]["route"] == ["bottleneck"]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[path.stem for path in EXAMPLES])
@@ -169,6 +202,21 @@ def test_at_least_the_documented_examples_exist() -> None:
     names = {path.stem for path in EXAMPLES}
     assert {"reno-100mbps", "two-reno-fairness", "mathis-random-loss"} <= names
     assert {"recovery-6ms", "recovery-25ms", "recovery-200ms"} <= names
+    assert {
+        "cbr-background",
+        "selfsimilar-background",
+        "gilbert-loss",
+        "red-queue",
+        "codel-queue",
+        "parking-lot",
+        "reverse-traffic",
+        "mtu-9000-vs-3000",
+        "pacing-kernel-delay",
+        "disk-limited",
+        "parallel-streams",
+        "request-response",
+        "pcap-capture",
+    } <= names
 
 
 # --set overrides
@@ -225,7 +273,7 @@ def _without(data: dict[str, Any], table: str, key: str) -> dict[str, Any]:
             "one packet",
         ),
         (lambda d: d["bottleneck"].update(queue="0pkt"), "bottleneck.queue", "0pkt", "at least 1"),
-        (lambda d: d["bottleneck"].update(aqm="red"), "bottleneck.aqm", "red", "droptail"),
+        (lambda d: d["bottleneck"].update(aqm="pie"), "bottleneck.aqm", "pie", "droptail"),
         (lambda d: d["bottleneck"].update(loss=1.0), "bottleneck.loss", 1.0, "[0, 1)"),
         (lambda d: d["flow"][0].update(cc="renoo"), "flow[0].cc.name", "renoo", "reno"),
         (lambda d: d["flow"][0].update(cc={"beta": 1}), "flow[0].cc.name", None, "missing"),
@@ -237,6 +285,7 @@ def _without(data: dict[str, Any], table: str, key: str) -> dict[str, Any]:
         (lambda d: d["flow"][0].update(drop_at=["1s", "x"]), "flow[0].drop_at[1]", "x", "unit"),
         (lambda d: d.update(sample_interval="5s"), "sample_interval", "5s", "duration"),
         (lambda d: d.update(flow=[]), "flow", None, "at least 1 entry"),
+        (lambda d: d.pop("bottleneck"), "bottleneck", None, "[[link]]"),
         (lambda d: d.update(bottleneck="1Gbps"), "bottleneck", "1Gbps", "must be a table"),
         (lambda d: _without(d, "bottleneck", "rate"), "bottleneck.rate", None, "missing"),
     ],

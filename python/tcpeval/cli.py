@@ -17,7 +17,7 @@ from rich.table import Table
 from tcpeval.backends.sim import simulate
 from tcpeval.demo import run_examples
 from tcpeval.report.plots import write_plots
-from tcpeval.report.tables import flows_table, run_table
+from tcpeval.report.tables import summary_tables
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
 
 USAGE_ERROR = 2
@@ -64,8 +64,7 @@ def sim(
     if as_json:
         typer.echo(json.dumps(result.summary, indent=2, sort_keys=True))
         return
-    console.print(flows_table(result.summary, title=result.summary["scenario"]["name"]))
-    console.print(run_table(result.summary))
+    console.print(*summary_tables(result.summary, title=result.summary["scenario"]["name"]))
     console.print(f"result: {out}/")
 
 

@@ -13,9 +13,9 @@ from tcpeval.backends.sim import simulate
 from tcpeval.metrics import recovery_time
 from tcpeval.models import mathis_goodput_bps, reno_recovery_time_s
 from tcpeval.report.plots import write_plots
-from tcpeval.report.tables import flows_table, run_table
+from tcpeval.report.tables import summary_tables
 from tcpeval.result import Result
-from tcpeval.scenario import FlowGroup, Scenario, load_scenario, window_pkts
+from tcpeval.scenario import FlowGroup, Scenario, load_scenario
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ def run_examples(examples: Path, out: Path, console: Console) -> None:
             result = simulate(scenario)
         directory = result.save(out / path.stem)
         write_plots(result, directory)
-        console.print(flows_table(result.summary, title=f"{path.name} → {directory}/"))
-        console.print(run_table(result.summary))
+        console.print(*summary_tables(result.summary, title=f"{path.name} → {directory}/"))
         if (recovered := recovery(scenario, result)) is not None:
             recoveries.append(recovered)
         if (limited := mathis(scenario, result)) is not None:
@@ -67,7 +66,7 @@ def recovery(scenario: Scenario, result: Result) -> Recovery | None:
     flow = _lone_reno_flow(scenario)
     if flow is None or flow.delayed_ack or len(flow.drop_at) != 1:
         return None
-    window = window_pkts(flow, scenario.bottleneck.rate)
+    window = result.summary["scenario"]["flow"][0]["window_pkts"]
     if window is None:
         return None
     return Recovery(
@@ -82,8 +81,8 @@ def recovery(scenario: Scenario, result: Result) -> Recovery | None:
 def mathis(scenario: Scenario, result: Result) -> LossLimited | None:
     """One Reno flow under random loss p: goodput (MSS/RTT)·C/√p (Mathis et al. 1997)."""
     flow = _lone_reno_flow(scenario)
-    loss = scenario.bottleneck.loss
-    if flow is None or loss == 0:
+    loss = scenario.links()[0][2].loss
+    if flow is None or not isinstance(loss, float) or loss == 0:
         return None
     model_bps = mathis_goodput_bps(flow.mss.bytes, flow.rtt.seconds, loss, flow.delayed_ack)
     return LossLimited(
@@ -125,7 +124,10 @@ def _table(title: str, *headers: str) -> Table:
 
 
 def _lone_reno_flow(scenario: Scenario) -> FlowGroup | None:
+    """The scenario's only traffic when that is one Reno flow over one link, else None."""
     flows = scenario.flow
-    if len(flows) == 1 and flows[0].count == 1 and flows[0].cc.name == "reno":
+    alone = len(scenario.tcp_tables()) == 1 and len(scenario.links()) == 1
+    alone = alone and not scenario.sources()
+    if alone and len(flows) == 1 and flows[0].count == 1 and flows[0].cc.name == "reno":
         return flows[0]
     return None

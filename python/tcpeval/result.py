@@ -1,7 +1,8 @@
 """A result: the summary and time series every backend returns, saved as JSON and Parquet.
 
 Layout of a result directory (ARCHITECTURE.md, "Result contract"): `summary.json`,
-`flows.parquet` (one row per flow per sample), `links.parquet` (one row per link per sample).
+`flows.parquet` (one row per flow per sample), `links.parquet` (one row per link direction per
+sample) and, when the scenario captured a link, `capture.pcap`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pandas as pd
 SUMMARY_FILE = "summary.json"
 FLOWS_FILE = "flows.parquet"
 LINKS_FILE = "links.parquet"
-RESULT_FILES = (SUMMARY_FILE, FLOWS_FILE, LINKS_FILE)
+PCAP_FILE = "capture.pcap"
+RESULT_FILES = (SUMMARY_FILE, FLOWS_FILE, LINKS_FILE, PCAP_FILE)
 
 
 @dataclass
@@ -26,6 +28,8 @@ class Result:
     summary: dict[str, Any]
     flows: pd.DataFrame
     links: pd.DataFrame
+    pcap: bytes | None = None
+    """The captured link's packets as a classic pcap file, if the scenario asked for one."""
 
     def save(self, directory: str | Path) -> Path:
         """Write into `directory`, replacing an earlier result there.
@@ -49,15 +53,19 @@ class Result:
         (directory / SUMMARY_FILE).write_text(summary + "\n")
         self.flows.to_parquet(directory / FLOWS_FILE, index=False)
         self.links.to_parquet(directory / LINKS_FILE, index=False)
+        if self.pcap is not None:
+            (directory / PCAP_FILE).write_bytes(self.pcap)
 
 
 def load(directory: str | Path) -> Result:
     """Read a result directory written by `Result.save`."""
     source = Path(directory)
+    pcap = source / PCAP_FILE
     return Result(
         summary=json.loads((source / SUMMARY_FILE).read_text()),
         flows=pd.read_parquet(source / FLOWS_FILE),
         links=pd.read_parquet(source / LINKS_FILE),
+        pcap=pcap.read_bytes() if pcap.exists() else None,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ from tcpeval import _core
 from tcpeval.metrics import jain_index
 from tcpeval.result import Result
 from tcpeval.scenario import (
+    Resolution,
     Scenario,
     ScenarioError,
     describe,
     load_scenario,
     parse_scenario,
-    resolve,
+    resolution,
 )
 
 FLOW_COLUMNS = (
@@ -43,15 +45,19 @@ LINK_COLUMNS = ("t_s", "link", "queue_pkts", "drops", "tx_bytes")
 def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
     """Run a scenario (a Scenario, a dict in the TOML layout, or the path of a TOML file)."""
     scenario = _as_scenario(scenario)
-    resolved = resolve(scenario)
+    resolved = resolution(scenario)
     try:
-        summary_json, flow_columns, link_columns = _core.simulate(json.dumps(resolved))
+        summary_json, flow_columns, link_columns, pcap = _core.simulate(
+            json.dumps(resolved.resolved)
+        )
     except ValueError as error:
         raise _in_user_terms(str(error), resolved) from None
     summary = json.loads(summary_json)
     summary["scenario"] = describe(scenario)
     summary["jain_index"] = jain_index([flow["goodput_mbps"] for flow in summary["flows"]])
-    return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns))
+    summary["transfers"] = _transfers(summary, resolved)
+    _add_latency_in_rtts(summary, resolved)
+    return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns), pcap)
 
 
 def _as_scenario(scenario: Scenario | dict[str, Any] | str | Path) -> Scenario:
@@ -73,13 +79,32 @@ def _links_frame(columns: dict[str, Any]) -> pd.DataFrame:
     return frame
 
 
-def _in_user_terms(message: str, resolved: dict[str, Any]) -> ScenarioError:
+def _transfers(summary: dict[str, Any], resolved: Resolution) -> list[dict[str, Any]]:
+    """Each striped transfer, done when the last of its streams is (None until then)."""
+    flows = summary["flows"]
+    transfers = []
+    for transfer in resolved.transfers:
+        completions = [flows[flow]["completion_s"] for flow in transfer.flows]
+        done = None if None in completions else max(completions)
+        transfers.append(asdict(transfer) | {"completion_s": done})
+    return transfers
+
+
+def _add_latency_in_rtts(summary: dict[str, Any], resolved: Resolution) -> None:
+    """Each exchange's latencies also in base RTTs of its flows."""
+    exchanges = zip(summary["exchanges"], resolved.resolved["exchanges"], strict=True)
+    for reported, exchange in exchanges:
+        rtt_s = resolved.resolved["flows"][exchange["request_flow"]]["rtt_ns"] / 1e9
+        reported["latency_rtts"] = [latency / rtt_s for latency in reported["latencies_s"]]
+
+
+def _in_user_terms(message: str, resolved: Resolution) -> ScenarioError:
     """A core error names a field of the resolved scenario (`flows[3].cc: 'reno' unknown
-    parameter …`); point at the [[flow]] table that flow 3 came from instead."""
+    parameter …`); point at the table of the user's scenario that flow 3 came from instead."""
     path, _, reason = message.partition(": ")
     if not reason:
         return ScenarioError("scenario", None, message)
-    flow = re.fullmatch(r"flows\[(\d+)\](\S*)", path)
-    if flow is not None:
-        path = f"flow[{resolved['flows'][int(flow[1])]['group']}]{flow[2]}"
+    entry = re.fullmatch(r"(flows|links|sources|exchanges)\[(\d+)\](\S*)", path)
+    if entry is not None:
+        path = resolved.origins[entry[1]][int(entry[2])] + entry[3]
     return ScenarioError(path, None, reason)

@@ -6,12 +6,15 @@ from typing import Any
 
 from rich.table import Table
 
+FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
+
 
 def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left")
     for header in ("flow", "cc", "rtt ms", "goodput Mb/s", "retransmits", "timeouts", "done at s"):
         table.add_column(header, justify="left" if header == "cc" else "right")
-    for flow in summary["flows"]:
+    flows = summary["flows"]
+    for flow in flows[:FLOW_ROWS_MAX]:
         completion = flow["completion_s"]
         table.add_row(
             str(flow["id"]),
@@ -22,7 +25,72 @@ def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
             str(flow["timeouts"]),
             "-" if completion is None else f"{completion:.3f}",
         )
+    if len(flows) > FLOW_ROWS_MAX:
+        table.add_row("…", f"{len(flows) - FLOW_ROWS_MAX} more", "", "", "", "", "")
     return table
+
+
+def links_table(summary: dict[str, Any]) -> Table:
+    """Every link direction the core reports (a reverse one is named like `wan:reverse`):
+    utilization, drops and mean queue."""
+    table = Table(title="links", title_justify="left")
+    for header in ("link", "utilization", "drops", "mean queue pkts"):
+        table.add_column(header, justify="left" if header == "link" else "right")
+    for link in summary["links"]:
+        table.add_row(
+            link["name"],
+            f"{link['utilization']:.3f}",
+            f"{link['drops']:,}",
+            f"{link['mean_queue_pkts']:.1f}",
+        )
+    return table
+
+
+def transfers_table(summary: dict[str, Any]) -> Table:
+    """Striped transfers: bytes, streams and completion time."""
+    table = Table(title="transfers", title_justify="left")
+    for header in ("transfer", "group", "streams", "bytes", "done at s"):
+        table.add_column(header, justify="right")
+    for transfer in summary["transfers"]:
+        completion = transfer["completion_s"]
+        table.add_row(
+            str(transfer["id"]),
+            str(transfer["group"]),
+            str(len(transfer["flows"])),
+            f"{transfer['bytes']:,}",
+            "-" if completion is None else f"{completion:.3f}",
+        )
+    return table
+
+
+def exchanges_table(summary: dict[str, Any]) -> Table:
+    """Request-response exchanges: how many finished and their latency in base RTTs."""
+    table = Table(title="request-response exchanges", title_justify="left")
+    for header in ("exchange", "done", "mean latency ms", "mean latency RTTs", "max RTTs"):
+        table.add_column(header, justify="right")
+    for index, exchange in enumerate(summary["exchanges"]):
+        latencies, rtts = exchange["latencies_s"], exchange["latency_rtts"]
+        done = len(latencies)
+        table.add_row(
+            str(index),
+            str(done),
+            f"{1e3 * sum(latencies) / done:.2f}" if done else "-",
+            f"{sum(rtts) / done:.2f}" if done else "-",
+            f"{max(rtts):.2f}" if done else "-",
+        )
+    return table
+
+
+def summary_tables(summary: dict[str, Any], title: str | None = None) -> list[Table]:
+    """The flows, then links, transfers and exchanges when there are some, then the run."""
+    tables = [flows_table(summary, title)]
+    if len(summary["links"]) > 1:
+        tables.append(links_table(summary))
+    if summary["transfers"]:
+        tables.append(transfers_table(summary))
+    if summary["exchanges"]:
+        tables.append(exchanges_table(summary))
+    return [*tables, run_table(summary)]
 
 
 def run_table(summary: dict[str, Any]) -> Table:

@@ -1,0 +1,39 @@
+"""The scenario: what to run, validated once, with errors that name the field and the value.
+
+A scenario is data (a TOML file or a dict). `Scenario` checks it; `resolve` turns it into the
+resolved JSON of docs/contract.md (every number in base units, `count` and `streams` expanded,
+`%bdp` worked out, web flows drawn); `describe` gives the same in the user's own units for the
+saved result.
+
+- `fields`: quantities and the congestion-control table; `errors`: ScenarioError.
+- `links`: `[bottleneck]` and `[[link]]`, AQMs and loss models; `traffic`: flows and sources.
+- `model`: the Scenario and its cross-table checks; `resolve`: resolution and `describe`.
+- `loading`: TOML files and `--set` overrides.
+"""
+
+from __future__ import annotations
+
+from tcpeval.scenario.errors import ScenarioError
+from tcpeval.scenario.fields import CongestionControl, cc_algorithms
+from tcpeval.scenario.links import Link, NamedLink
+from tcpeval.scenario.loading import load_scenario, parse_scenario
+from tcpeval.scenario.model import Scenario
+from tcpeval.scenario.resolve import Resolution, Transfer, describe, resolution, resolve
+from tcpeval.scenario.traffic import FlowGroup
+
+__all__ = [
+    "CongestionControl",
+    "FlowGroup",
+    "Link",
+    "NamedLink",
+    "Resolution",
+    "Scenario",
+    "ScenarioError",
+    "Transfer",
+    "cc_algorithms",
+    "describe",
+    "load_scenario",
+    "parse_scenario",
+    "resolution",
+    "resolve",
+]

@@ -1,0 +1,45 @@
+"""ScenarioError: one line naming the field and the bad value, from us or from pydantic.
+
+Unions in the scenario tag their members `<like-this>`, so that error paths can leave the tags
+out; a value that fits no member gives an error of type "choice" whose message is the reason.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+
+class ScenarioError(Exception):
+    """A scenario the user must fix; its text is one line naming the field and the bad value."""
+
+    def __init__(self, field: str, value: object, reason: str) -> None:
+        self.field, self.value, self.reason = field, value, reason
+        quoted = "" if value is None else f"'{value}' "
+        super().__init__(f"{field}: {quoted}{reason}")
+
+
+def from_validation_error(error: ValidationError) -> ScenarioError:
+    """The first problem pydantic found, as one line."""
+    first = error.errors()[0]
+    field = _field_path(first["loc"])
+    if first["type"] == "extra_forbidden":
+        return ScenarioError(field, None, "unknown key")
+    if first["type"] == "missing":
+        return ScenarioError(field, None, "missing (required)")
+    if first["type"] == "choice":
+        return ScenarioError(field, first["input"], first["msg"])
+    if first["type"] == "value_error":
+        return ScenarioError(field, first["input"], str(first["ctx"]["error"]))
+    if first["type"] == "model_type":
+        return ScenarioError(field, first["input"], "must be a table")
+    if first["type"] == "too_short":
+        return ScenarioError(field, None, f"needs at least {first['ctx']['min_length']} entry")
+    message = first["msg"]
+    return ScenarioError(field, first["input"], f"is invalid: {message[0].lower()}{message[1:]}")
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """`flow[0].rtt` from pydantic's location, leaving out the `<tags>` of unions."""
+    parts = [part for part in loc if not (isinstance(part, str) and part.startswith("<"))]
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
+    return path.removeprefix(".") or "scenario"

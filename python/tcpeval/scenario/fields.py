@@ -1,0 +1,118 @@
+"""Field types shared by the scenario's tables: text parsed into quantities, dumped back as the
+user wrote it, and the congestion-control table checked against the core's registry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    field_validator,
+    model_validator,
+)
+
+from tcpeval import _core
+from tcpeval.units import (
+    Buffer,
+    Duration,
+    Rate,
+    Size,
+    parse_buffer,
+    parse_duration,
+    parse_rate,
+    parse_size,
+)
+
+
+@cache
+def cc_algorithms() -> list[dict[str, Any]]:
+    """The congestion controls the core knows: name, source and parameter defaults."""
+    return json.loads(_core.cc_algorithms())
+
+
+def _checked(parse: Callable[[object], Any], ok: Callable[[Any], bool], reason: str) -> Any:
+    def validate(value: object) -> Any:
+        quantity = parse(value)
+        if not ok(quantity):
+            raise ValueError(reason)
+        return quantity
+
+    return validate
+
+
+def _in_range(low: float, high: float, *, low_open: bool, high_open: bool) -> Any:
+    """A number in an interval, e.g. (1, 2) or [0, 1)."""
+    text = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+
+    def validate(number: float) -> float:
+        above = number > low if low_open else number >= low
+        below = number < high if high_open else number <= high
+        if not (above and below):
+            raise ValueError(f"must be in {text}")
+        return number
+
+    return AfterValidator(validate)
+
+
+_positive_time = _checked(parse_duration, lambda d: d.ns > 0, "must be a positive time")
+_non_negative_time = _checked(parse_duration, lambda d: d.ns >= 0, "must not be negative")
+_positive_size = _checked(parse_size, lambda s: s.bytes > 0, "must be a positive size")
+AS_GIVEN = PlainSerializer(lambda quantity: quantity.given)
+
+RateField = Annotated[Rate, PlainValidator(parse_rate), AS_GIVEN]
+PositiveTime = Annotated[Duration, PlainValidator(_positive_time), AS_GIVEN]
+NonNegativeTime = Annotated[Duration, PlainValidator(_non_negative_time), AS_GIVEN]
+SizeField = Annotated[Size, PlainValidator(_positive_size), AS_GIVEN]
+BufferField = Annotated[Buffer, PlainValidator(parse_buffer), AS_GIVEN]
+
+Probability = Annotated[float, _in_range(0, 1, low_open=False, high_open=False)]
+LossProbability = Annotated[float, _in_range(0, 1, low_open=False, high_open=True)]
+UnitInterval = Annotated[float, _in_range(0, 1, low_open=True, high_open=False)]
+SelfSimilarShape = Annotated[float, _in_range(1, 2, low_open=True, high_open=True)]
+HeavyTailShape = Annotated[float, Field(gt=1)]
+
+Direction = Literal["forward", "reverse"]
+Route = Annotated[list[str], Field(min_length=1)]
+
+
+class Strict(BaseModel):
+    # TOML has real booleans and numbers: no coercion from strings, no unknown keys.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class CongestionControl(BaseModel):
+    """An algorithm of the core's registry plus parameters for it, e.g. `"reno"` or
+    `{ name = "htcp", beta_adaptive = false }`. Parameters pass through untouched: the registry
+    (one place, in Rust) holds their defaults and rejects unknown ones."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    name: str = Field(description="A registered algorithm, see `tcpeval cc list`. Required.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_name(cls, value: object) -> object:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        names = [algorithm["name"] for algorithm in cc_algorithms()]
+        if name not in names:
+            raise ValueError(f"is not a known algorithm (choose from {', '.join(names)})")
+        return name
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+    def resolved(self) -> dict[str, Any]:
+        return {"name": self.name, **self.params}

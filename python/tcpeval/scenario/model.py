@@ -1,0 +1,163 @@
+"""The Scenario: every table of the file, and the checks that need more than one of them
+(routes over declared links, RTTs that fit the route's delays, the captured link)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from tcpeval.scenario.errors import ScenarioError
+from tcpeval.scenario.fields import PositiveTime, Strict
+from tcpeval.scenario.links import Crossing, Link, NamedLink, resolve_link
+from tcpeval.scenario.traffic import (
+    ConstantBitRate,
+    FlowGroup,
+    OnOff,
+    RequestResponse,
+    Source,
+    TcpTraffic,
+    WebTraffic,
+)
+from tcpeval.units import Duration, parse_duration
+
+BOTTLENECK = "bottleneck"
+MAX_WEB_FLOWS = 100_000
+DEFAULT_PACKET_BYTES = 1500  # counts a queue in bytes when nothing crosses the link
+
+
+class Scenario(Strict):
+    name: str = Field(default="scenario", description="Label of the run. Default: 'scenario'.")
+    duration: PositiveTime = Field(description="Simulated time. Required.")
+    seed: int = Field(
+        default=1, ge=0, lt=2**64, description="Seed of every random process. Default: 1."
+    )
+    sample_interval: PositiveTime = Field(
+        default=parse_duration("100ms"), description="Time-series resolution. Default: 100ms."
+    )
+    bottleneck: Link | None = Field(
+        default=None, description="The shared link, named 'bottleneck'; link 0 if given."
+    )
+    link: list[NamedLink] = Field(
+        default_factory=list, description="[[link]] tables: links of a multi-link topology."
+    )
+    flow: list[FlowGroup] = Field(default_factory=list, description="[[flow]] tables.")
+    web: list[WebTraffic] = Field(default_factory=list, description="[[web]] tables.")
+    reqresp: list[RequestResponse] = Field(default_factory=list, description="[[reqresp]] tables.")
+    cbr: list[ConstantBitRate] = Field(default_factory=list, description="[[cbr]] tables.")
+    onoff: list[OnOff] = Field(default_factory=list, description="[[onoff]] tables.")
+    pcap: str | None = Field(
+        default=None, description="Name of a link whose forward direction is captured."
+    )
+
+    # Views the resolution and the checks share.
+
+    def links(self) -> list[tuple[str, str, Link]]:
+        """(field path, name, link) of every link, `[bottleneck]` first."""
+        named = [(f"link[{i}]", link.name, link) for i, link in enumerate(self.link)]
+        if self.bottleneck is None:
+            return named
+        return [(BOTTLENECK, BOTTLENECK, self.bottleneck), *named]
+
+    def tcp_tables(self) -> list[tuple[str, TcpTraffic]]:
+        """(field path, table) of every TCP table; the position is the flows' `group`."""
+        return [
+            *((f"flow[{i}]", table) for i, table in enumerate(self.flow)),
+            *((f"web[{i}]", table) for i, table in enumerate(self.web)),
+            *((f"reqresp[{i}]", table) for i, table in enumerate(self.reqresp)),
+        ]
+
+    def sources(self) -> list[tuple[str, Source]]:
+        return [
+            *((f"cbr[{i}]", table) for i, table in enumerate(self.cbr)),
+            *((f"onoff[{i}]", table) for i, table in enumerate(self.onoff)),
+        ]
+
+    def route(self, table: TcpTraffic | Source) -> list[str]:
+        """The table's route, or the first link when it names none."""
+        return table.route if table.route is not None else [self.links()[0][1]]
+
+    def link_named(self, name: str) -> Link:
+        return next(link for _, link_name, link in self.links() if link_name == name)
+
+    def route_rate_bps(self, route: list[str]) -> int:
+        """The rate of the slowest link of a route."""
+        return min(self.link_named(name).rate.bps for name in route)
+
+    def stop_ns(self, stop: Duration | None) -> int:
+        return self.duration.ns if stop is None else stop.ns
+
+    def crossing(self, name: str) -> Crossing:
+        """The largest base RTT and packet of the traffic whose route crosses link `name`."""
+        flows = [table for _, table in self.tcp_tables() if name in self.route(table)]
+        sources = [table for _, table in self.sources() if name in self.route(table)]
+        packets = [table.packet_bytes for table in flows]
+        packets += [table.packet_size.bytes for table in sources]
+        return Crossing(
+            largest_rtt_s=max((table.rtt.seconds for table in flows), default=None),
+            largest_packet_bytes=max(packets, default=DEFAULT_PACKET_BYTES),
+        )
+
+    def resolved_links(self) -> list[dict[str, Any]]:
+        """The core's `links` entries, in declaration order."""
+        return [
+            resolve_link(path, name, link, self.crossing(name)) for path, name, link in self.links()
+        ]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        if self.sample_interval.ns > self.duration.ns:
+            raise ScenarioError(
+                "sample_interval", self.sample_interval.given, "is longer than the duration"
+            )
+        self._check_links()
+        if not self.tcp_tables():
+            raise ScenarioError("flow", None, "needs at least 1 entry (or a [[web]], [[reqresp]])")
+        for path, table in [*self.tcp_tables(), *self.sources()]:
+            table.check(path)
+            self._check_route(path, table)
+        for path, table in self.tcp_tables():
+            self._check_rtt(path, table)
+        for index, web in enumerate(self.web):
+            self._check_web_load(f"web[{index}]", web)
+        self.resolved_links()  # raises for queues and thresholds that cannot be worked out
+        names = [name for _, name, _ in self.links()]
+        if self.pcap is not None and self.pcap not in names:
+            raise ScenarioError("pcap", self.pcap, f"is not a link (declared: {', '.join(names)})")
+        return self
+
+    def _check_links(self) -> None:
+        if not self.links():
+            raise ScenarioError("bottleneck", None, "missing (required): [bottleneck] or [[link]]")
+        seen: set[str] = set()
+        for path, name, _ in self.links():
+            if name in seen:
+                raise ScenarioError(f"{path}.name", name, "is declared twice")
+            seen.add(name)
+
+    def _check_route(self, path: str, table: TcpTraffic | Source) -> None:
+        names = [name for _, name, _ in self.links()]
+        route = self.route(table)
+        for index, name in enumerate(route):
+            if name not in names:
+                reason = f"is not a declared link (declared: {', '.join(names)})"
+                raise ScenarioError(f"{path}.route[{index}]", name, reason)
+            if name in route[:index]:
+                raise ScenarioError(f"{path}.route[{index}]", name, "appears twice in the route")
+
+    def _check_rtt(self, path: str, table: TcpTraffic) -> None:
+        route = self.route(table)
+        one_way_ns = sum(self.link_named(name).delay.ns for name in route)
+        if table.rtt.ns < 2 * one_way_ns:
+            reason = (
+                f"is shorter than twice the one-way delay of its route "
+                f"({' + '.join(route)}: 2 × {one_way_ns / 1e6:g}ms)"
+            )
+            raise ScenarioError(f"{path}.rtt", table.rtt.given, reason)
+
+    def _check_web_load(self, path: str, web: WebTraffic) -> None:
+        window_s = (self.stop_ns(web.stop) - web.start.ns) / 1e9
+        if web.arrival_rate * window_s > MAX_WEB_FLOWS:
+            expected = web.arrival_rate * window_s
+            reason = f"would start about {expected:,.0f} flows (at most {MAX_WEB_FLOWS:,})"
+            raise ScenarioError(f"{path}.arrival_rate", web.arrival_rate, reason)

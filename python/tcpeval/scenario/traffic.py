@@ -1,0 +1,230 @@
+"""Traffic tables: TCP flow groups ([[flow]], [[web]], [[reqresp]]) and background sources
+without congestion control ([[cbr]], [[onoff]]).
+
+Each table checks what it can alone (`check`, given its path such as `flow[2]`); what needs
+the links, such as routes and RTTs, is checked by the Scenario.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, PlainValidator
+
+from tcpeval.models import HEADER_BYTES
+from tcpeval.scenario.errors import ScenarioError
+from tcpeval.scenario.fields import (
+    AS_GIVEN,
+    BufferField,
+    CongestionControl,
+    Direction,
+    HeavyTailShape,
+    NonNegativeTime,
+    PositiveTime,
+    RateField,
+    Route,
+    SelfSimilarShape,
+    SizeField,
+    Strict,
+)
+from tcpeval.units import Duration, Rate, parse_duration, parse_rate, parse_size
+
+DEFAULT_MSS = parse_size(1448)
+MAX_STREAMS = 1000
+MAX_PACKET_BYTES = 65535
+
+
+def parse_pacing(value: object) -> Duration | Rate:
+    """A fixed gap between packets ('10us') or a cap on the sending rate ('500Mbps')."""
+    try:
+        gap = parse_duration(value)
+    except ValueError:
+        pass
+    else:
+        if gap.ns < 0:
+            raise ValueError("must not be negative")
+        return gap
+    try:
+        return parse_rate(value)
+    except ValueError:
+        raise ValueError("is neither a time (e.g. 10us) nor a rate (e.g. 500Mbps)") from None
+
+
+PacingField = Annotated[Duration | Rate, PlainValidator(parse_pacing), AS_GIVEN]
+
+
+def _check_window(path: str, start: Duration, stop: Duration | None) -> None:
+    if stop is not None and stop.ns <= start.ns:
+        raise ScenarioError(f"{path}.stop", stop.given, f"must be later than start ({start.given})")
+
+
+class TcpTraffic(Strict):
+    """What every TCP table has: an algorithm, a base RTT and a route."""
+
+    cc: CongestionControl = Field(description="Congestion control. Required.")
+    rtt: PositiveTime = Field(
+        description="Base round-trip propagation delay; at least twice the one-way delays of "
+        "the route's links. Required."
+    )
+    route: Route | None = Field(
+        default=None,
+        description="Names of the links the data crosses, in order. Default: the bottleneck "
+        "(or the first [[link]]).",
+    )
+
+    @property
+    def packet_bytes(self) -> int:
+        return DEFAULT_MSS.bytes + HEADER_BYTES
+
+    def check(self, path: str) -> None:
+        """Constraints between this table's own keys."""
+
+
+class FlowGroup(TcpTraffic):
+    """One [[flow]] table: `count` identical flows (or striped transfers)."""
+
+    count: int = Field(default=1, ge=1, description="Identical flows in this group. Default: 1.")
+    direction: Direction = Field(
+        default="forward",
+        description="'reverse': the data crosses the route's links backwards, sharing the ACK "
+        "path of forward flows. Default: forward.",
+    )
+    start: NonNegativeTime = Field(
+        default=parse_duration("0s"), description="Time the sender starts. Default: 0s."
+    )
+    stop: NonNegativeTime | None = Field(
+        default=None,
+        description="Time the sender stops; later than start. Default: run to the end.",
+    )
+    size: SizeField | None = Field(
+        default=None, description="Bytes to transfer, then stop. Default: bulk (unlimited)."
+    )
+    streams: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_STREAMS,
+        description="Parallel TCP connections sharing `size` (striping, as bbcp and GridFTP "
+        "do); needs size. Default: 1.",
+    )
+    mss: SizeField = Field(
+        default=DEFAULT_MSS,
+        description="Segment payload in bytes; the MTU is mss + 52. Default: 1448.",
+    )
+    sack: bool = Field(default=True, description="Selective acknowledgements. Default: true.")
+    delayed_ack: bool = Field(default=True, description="ACK every second packet. Default: true.")
+    window: BufferField | None = Field(
+        default=None,
+        description="Socket-buffer limit on the window: bytes ('2MB', whole segments), packets "
+        "('1000pkt') or a share of this flow's own BDP at the slowest link of its route "
+        "('100%bdp'). Default: unlimited.",
+    )
+    initial_cwnd: int = Field(default=10, ge=1, description="Initial window, packets. Default: 10.")
+    min_rto: PositiveTime = Field(
+        default=parse_duration("200ms"), description="Lower bound of the RTO. Default: 200ms."
+    )
+    drop_at: list[NonNegativeTime] = Field(
+        default_factory=list,
+        description="Induced losses: the first packet of each flow of the group reaching the "
+        "first link of its route at or after each time is dropped. Default: none.",
+    )
+    drop_every: int | None = Field(
+        default=None, ge=2, description="The receiver drops 1 data packet in N. Default: none."
+    )
+    pacing: PacingField | None = Field(
+        default=None,
+        description="A fixed gap between data packets ('10us') or a rate cap ('500Mbps'). "
+        "Default: none.",
+    )
+    source_rate: RateField | None = Field(
+        default=None,
+        description="The sending application (disk) hands data to TCP at this rate. "
+        "Default: unlimited.",
+    )
+    sink_rate: RateField | None = Field(
+        default=None,
+        description="The receiving application (disk) reads at this rate. Default: unlimited.",
+    )
+
+    @property
+    def packet_bytes(self) -> int:
+        return self.mss.bytes + HEADER_BYTES
+
+    def check(self, path: str) -> None:
+        _check_window(path, self.start, self.stop)
+        window = self.window
+        if window is not None and window.bytes is not None and window.bytes < self.mss.bytes:
+            reason = f"is smaller than one segment (mss {self.mss.bytes} B)"
+            raise ScenarioError(f"{path}.window", window.given, reason)
+        if self.streams > 1 and self.size is None:
+            reason = "needs size (the streams share one finite transfer)"
+            raise ScenarioError(f"{path}.streams", self.streams, reason)
+        if self.size is not None and self.size.bytes < self.streams:
+            reason = f"is less than one byte per stream ({self.streams} streams)"
+            raise ScenarioError(f"{path}.size", self.size.given, reason)
+
+
+class WebTraffic(TcpTraffic):
+    """A [[web]] table: short TCP flows arriving as a Poisson process with Pareto sizes."""
+
+    arrival_rate: float = Field(gt=0, description="Mean flow arrivals per second. Required.")
+    mean_size: SizeField = Field(description="Mean transfer size, e.g. '100KB'. Required.")
+    shape: HeavyTailShape = Field(
+        default=1.2, description="Pareto shape of the sizes, above 1. Default: 1.2."
+    )
+    start: NonNegativeTime = Field(
+        default=parse_duration("0s"), description="First possible arrival. Default: 0s."
+    )
+    stop: NonNegativeTime | None = Field(
+        default=None, description="Arrivals end here. Default: the end of the run."
+    )
+
+    def check(self, path: str) -> None:
+        _check_window(path, self.start, self.stop)
+
+
+class RequestResponse(TcpTraffic):
+    """A [[reqresp]] table: a client's request, then the server's response, `count` times."""
+
+    request: SizeField = Field(default=parse_size("64B"), description="Default: 64B.")
+    response: SizeField = Field(default=parse_size("1MB"), description="Default: 1MB.")
+    think: NonNegativeTime = Field(
+        default=parse_duration("0s"),
+        description="Pause between a response and the next request. Default: 0s.",
+    )
+    count: int = Field(default=10, ge=1, description="Exchanges. Default: 10.")
+
+
+class Source(Strict):
+    """What every background source has: a rate, packets, a time window and a route."""
+
+    rate: RateField = Field(description="Sending rate (peak rate for on/off). Required.")
+    packet_size: SizeField = Field(
+        default=parse_size("1500B"), description="Packet size on the wire. Default: 1500B."
+    )
+    start: NonNegativeTime = Field(default=parse_duration("0s"), description="Default: 0s.")
+    stop: NonNegativeTime | None = Field(default=None, description="Default: the end of the run.")
+    route: Route | None = Field(default=None, description="As for [[flow]].")
+    direction: Direction = Field(default="forward", description="As for [[flow]].")
+
+    def check(self, path: str) -> None:
+        _check_window(path, self.start, self.stop)
+        if self.packet_size.bytes > MAX_PACKET_BYTES:
+            reason = f"is larger than an IP packet ({MAX_PACKET_BYTES} B)"
+            raise ScenarioError(f"{path}.packet_size", self.packet_size.given, reason)
+
+
+class ConstantBitRate(Source):
+    """A [[cbr]] table: UDP-like packets at a constant rate."""
+
+
+class OnOff(Source):
+    """An [[onoff]] table: `count` sources, each on at `rate` for Pareto-distributed periods and
+    off for Pareto-distributed periods; their aggregate is self-similar with Hurst parameter
+    H = (3 - shape)/2 (Willinger et al. 1997)."""
+
+    count: int = Field(default=1, ge=1, description="Sources in the aggregate. Default: 1.")
+    shape: SelfSimilarShape = Field(
+        default=1.5, description="Pareto shape of on and off periods, in (1, 2). Default: 1.5."
+    )
+    mean_on: PositiveTime = Field(default=parse_duration("100ms"), description="Default: 100ms.")
+    mean_off: PositiveTime = Field(default=parse_duration("400ms"), description="Default: 400ms.")
