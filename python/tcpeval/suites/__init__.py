@@ -1,0 +1,114 @@
+"""Built-in evaluation suites, as data: each `NAME.toml` beside this file is a set of tests
+(grids of scenarios, docs/sweeps.md) and verdict rules. Measurement is kept apart from
+judgement: a test names the measure taken from each run (`measures.py`), a rule judges those
+numbers against a threshold or against the baseline stack.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tcpeval.scenario import ScenarioError
+from tcpeval.suites.measures import MEASURES
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QuickVariant(_Strict):
+    """The reduced grid of `--quick`."""
+
+    repeats: int = Field(default=1, ge=1)
+    set: dict[str, Any] = Field(default_factory=dict, description="Base fields to change.")
+    axes: dict[str, list[Any]] = Field(default_factory=dict, description="Axes replacing the full.")
+
+
+class SuiteTest(_Strict):
+    name: str
+    description: str
+    measure: str = Field(description="The name of a measure in suites/measures.py.")
+    stack: str = Field(description="The scenario path that takes the stack, e.g. 'flow.*.cc'.")
+    base: dict[str, Any] = Field(description="The scenario every grid point starts from.")
+    axes: dict[str, list[Any]]
+    repeats: int | None = Field(default=None, ge=1, description="Default: the suite's.")
+    quick: QuickVariant = Field(default_factory=QuickVariant)
+
+    @model_validator(mode="after")
+    def _known_measure(self) -> SuiteTest:
+        if self.measure not in MEASURES:
+            raise ValueError(f"unknown measure '{self.measure}' (known: {', '.join(MEASURES)})")
+        return self
+
+
+class Rule(_Strict):
+    """A verdict: `metric` (a measure's number) below or above a threshold, or worse than the
+    baseline stack's at the same grid point by a relative margin (higher is better)."""
+
+    metric: str
+    message: str
+    test: str | None = None
+    below: float | None = None
+    above: float | None = None
+    worse_than_baseline_by: float | None = None
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> Rule:
+        given = [c for c in (self.below, self.above, self.worse_than_baseline_by) if c is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of below, above, worse_than_baseline_by")
+        return self
+
+
+class Suite(_Strict):
+    name: str
+    description: str
+    repeats: int = Field(default=5, ge=1)
+    test: list[SuiteTest] = Field(min_length=1)
+    rule: list[Rule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rules_name_tests(self) -> Suite:
+        names = {t.name for t in self.test}
+        for rule in self.rule:
+            if rule.test is not None and rule.test not in names:
+                raise ValueError(f"rule on '{rule.metric}' names an unknown test '{rule.test}'")
+        return self
+
+
+def available() -> list[str]:
+    """Names of the built-in suites."""
+    files = resources.files(__package__).iterdir()
+    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+
+
+def load_suite(name: str) -> Suite:
+    """A built-in suite by name; an unknown name is a `ScenarioError` listing the known ones."""
+    if name not in available():
+        raise ScenarioError("suite", name, f"is not a suite (available: {', '.join(available())})")
+    text = resources.files(__package__).joinpath(f"{name}.toml").read_text()
+    try:
+        return Suite.model_validate(tomllib.loads(text))
+    except ValidationError as e:
+        raise ScenarioError(f"suites/{name}.toml", name, str(e).splitlines()[-1].strip()) from e
+
+
+def grid_of(test: SuiteTest, suite: Suite, stacks: list[str], quick: bool) -> dict[str, Any]:
+    """The grid (docs/sweeps.md) of one test for the stacks compared: the stack is one more
+    axis, at the test's `stack` path."""
+    base = copy.deepcopy(test.base)
+    axes = dict(test.axes)
+    repeats = test.repeats or suite.repeats
+    if quick:
+        axes.update(test.quick.axes)
+        repeats = test.quick.repeats
+    axes[test.stack] = list(stacks)
+    grid: dict[str, Any] = {"repeats": repeats, "base": base, "axes": axes}
+    if quick and test.quick.set:
+        grid["set"] = dict(test.quick.set)
+    return grid

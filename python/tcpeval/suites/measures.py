@@ -1,0 +1,129 @@
+"""What each suite test measures in one run: a few named numbers computed from its result.
+
+A test names its measure (`measure = "fairness"`); the suite runner applies it to every run
+and the verdict rules judge the numbers it returns. Long-run figures use the second half of
+the run, after start-up (the Hamilton tests' "long-run" ratios, methodology.md §1.5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from tcpeval import metrics
+from tcpeval.result import Result
+
+Measure = Callable[[Result], dict[str, float]]
+
+HEADER_BYTES = 52
+
+
+def _duration_s(result: Result) -> float:
+    return float(result.summary["sim"]["sim_seconds"])
+
+
+def _second_half_mbps(result: Result, flow: int) -> float:
+    end_s = _duration_s(result)
+    return metrics.mean_goodput_mbps(result.flows, flow, start_s=end_s / 2, end_s=end_s)
+
+
+def fairness(result: Result) -> dict[str, float]:
+    """Two like flows: the ratio of their long-run goodputs (min/max) and Jain's index."""
+    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    return {"throughput_ratio": metrics.throughput_ratio(*x), "jain_index": metrics.jain_index(x)}
+
+
+def rtt_unfairness(result: Result) -> dict[str, float]:
+    """Two flows of different RTTs: goodput ratio x1/x0 against RTT ratio RTT1/RTT0, for the
+    exponent fit x1/x0 = (RTT0/RTT1)^k (algorithms.md §10.5), and the min/max ratio."""
+    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    rtts = [result.summary["flows"][f]["rtt_ms"] for f in (0, 1)]
+    return {
+        "throughput_ratio": metrics.throughput_ratio(*x),
+        "goodput_ratio": x[1] / x[0] if x[0] > 0 else math.inf,
+        "rtt_ratio": rtts[1] / rtts[0],
+    }
+
+
+def friendliness(result: Result) -> dict[str, float]:
+    """Flow 0 runs the stack, flow 1 standard TCP: the standard flow's share of their goodput.
+    Against the baseline run's share this is the Hamilton friendliness (methodology.md §1.5)."""
+    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    total = sum(x)
+    return {"standard_share": x[1] / total if total > 0 else 0.0, "standard_mbps": x[1]}
+
+
+def convergence(result: Result) -> dict[str, float]:
+    """Time for the late flow (1) to reach 80% of its fair share, half of what both carry at
+    the end, and hold it for 20 RTTs (at least 2 s); NaN if it never does."""
+    end_s = _duration_s(result)
+    late = result.summary["flows"][1]
+    both = _second_half_mbps(result, 0) + _second_half_mbps(result, 1)
+    hold_s = max(2.0, 20 * late["rtt_ms"] / 1e3)
+    smoothing_s = max(1.0, 10 * late["rtt_ms"] / 1e3)
+    t = metrics.convergence_time_s(
+        result.flows,
+        1,
+        both / 2,
+        late["start_s"],
+        hold_s=min(hold_s, end_s - late["start_s"] - smoothing_s),
+        smoothing_s=smoothing_s,
+    )
+    return {"convergence_s": math.nan if t is None else t}
+
+
+def efficiency(result: Result) -> dict[str, float]:
+    """Utilisation of the bottleneck over the run."""
+    return {"utilization": float(result.summary["bottleneck"]["utilization"])}
+
+
+def response(result: Result) -> dict[str, float]:
+    """One flow under random loss: its average window (goodput × RTT, in segments) and the
+    loss rate it met, measured (drops / packets sent)."""
+    flow = result.summary["flows"][0]
+    mss = _mss_bytes(result)
+    window = flow["goodput_mbps"] * 1e6 * flow["rtt_ms"] / 1e3 / (8 * mss)
+    return {"window_pkts": window, "loss_rate": metrics.loss_rate(result.summary)}
+
+
+def impact(result: Result) -> dict[str, float]:
+    """The mean goodput of the standard flows: the last group's stack, and group 0 too when it
+    runs the same one (the baseline run). Baseline over stack gives the BW impact
+    (methodology.md §2.1, reading 2)."""
+    flows = result.summary["flows"]
+    standard = flows[-1]["cc"]
+    rates = [f["goodput_mbps"] for f in flows if f["cc"] == standard]
+    return {"standard_mean_mbps": sum(rates) / len(rates)}
+
+
+def completion(result: Result) -> dict[str, float]:
+    """A striped transfer: when its last stream finished, and the rate that makes."""
+    transfer = result.summary["transfers"][0]
+    done = transfer["completion_s"]
+    if done is None:
+        return {"completion_s": math.nan, "transfer_mbps": 0.0}
+    return {"completion_s": done, "transfer_mbps": transfer["bytes"] * 8 / done / 1e6}
+
+
+def goodput(result: Result) -> dict[str, float]:
+    """Goodput of flow 0 over the run."""
+    return {"goodput_mbps": float(result.summary["flows"][0]["goodput_mbps"])}
+
+
+def _mss_bytes(result: Result) -> float:
+    flows: list[dict[str, Any]] = result.summary["scenario"]["flow"]
+    return float(flows[0].get("mss_bytes", 1448))
+
+
+MEASURES: dict[str, Measure] = {
+    "fairness": fairness,
+    "rtt_unfairness": rtt_unfairness,
+    "friendliness": friendliness,
+    "convergence": convergence,
+    "efficiency": efficiency,
+    "response": response,
+    "impact": impact,
+    "completion": completion,
+    "goodput": goodput,
+}

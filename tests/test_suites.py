@@ -1,0 +1,63 @@
+"""The built-in suites: every definition loads, its scenarios are valid, its grids are built."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpeval.scenario import ScenarioError
+from tcpeval.scenario.loading import parse_scenario
+from tcpeval.suites import Rule, available, grid_of, load_suite
+
+ALL = available()
+
+
+def test_the_issues_suites_are_all_there() -> None:
+    assert set(ALL) >= {"hamilton", "response", "impact", "streams", "pacing", "window"}
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_suite_loads_and_its_base_scenarios_are_valid(name: str) -> None:
+    suite = load_suite(name)
+    for test in suite.test:
+        parse_scenario(test.base)  # raises ScenarioError naming the field if not
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_grid_compares_the_stack_with_the_baseline(name: str, quick: bool) -> None:
+    suite = load_suite(name)
+    for test in suite.test:
+        grid = grid_of(test, suite, ["cubic", "reno"], quick)
+        assert grid["axes"][test.stack] == ["cubic", "reno"]
+        points = 1
+        for values in grid["axes"].values():
+            points *= len(values)
+        assert points * grid["repeats"] >= 2
+        if quick:
+            assert grid["repeats"] == test.quick.repeats
+
+
+def test_the_quick_hamilton_grid_is_smaller_than_the_full_one() -> None:
+    suite = load_suite("hamilton")
+
+    def runs(quick: bool) -> int:
+        total = 0
+        for test in suite.test:
+            grid = grid_of(test, suite, ["htcp", "reno"], quick)
+            n = grid["repeats"]
+            for values in grid["axes"].values():
+                n *= len(values)
+            total += n
+        return total
+
+    assert runs(quick=True) * 20 < runs(quick=False)
+
+
+def test_an_unknown_suite_names_the_known_ones() -> None:
+    with pytest.raises(ScenarioError, match="hamilton"):
+        load_suite("hamiltn")
+
+
+def test_a_rule_needs_exactly_one_condition() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        Rule(metric="jain_index", message="m", below=0.8, above=0.9)
