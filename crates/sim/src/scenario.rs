@@ -187,6 +187,13 @@ fn positive(field: &str, value: u64) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+fn non_empty<T>(field: &str, items: &[T]) -> Result<(), ScenarioError> {
+    if items.is_empty() {
+        return Err(ScenarioError::new(field, "[]", "must not be empty"));
+    }
+    Ok(())
+}
+
 fn probability(field: String, p: f64) -> Result<(), ScenarioError> {
     if !(0.0..=1.0).contains(&p) {
         return Err(ScenarioError::new(
@@ -211,23 +218,11 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), ScenarioError> {
         positive("duration", self.duration_ns)?;
         positive("sample_interval", self.sample_interval_ns)?;
-        if self.links.is_empty() {
-            return Err(ScenarioError::new(
-                "links",
-                "[]",
-                "at least one link is needed",
-            ));
-        }
+        non_empty("links", &self.links)?;
         for (i, link) in self.links.iter().enumerate() {
             self.validate_link(i, link)?;
         }
-        if self.flows.is_empty() {
-            return Err(ScenarioError::new(
-                "flows",
-                "[]",
-                "at least one flow is needed",
-            ));
-        }
+        non_empty("flows", &self.flows)?;
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
         }
