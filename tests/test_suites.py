@@ -6,7 +6,7 @@ import pytest
 
 from tcpeval.scenario import ScenarioError
 from tcpeval.scenario.loading import parse_scenario
-from tcpeval.suites import Rule, available, grid_of, load_suite
+from tcpeval.suites import Suite, available, grid_of, load_suite
 
 ALL = available()
 
@@ -58,6 +58,17 @@ def test_an_unknown_suite_names_the_known_ones() -> None:
         load_suite("hamiltn")
 
 
-def test_a_rule_needs_exactly_one_condition() -> None:
+def test_a_suite_with_a_malformed_rule_is_refused() -> None:
+    suite = load_suite("window").model_dump()
+    suite["rule"] = [{"metric": "goodput_mbps", "message": "m", "below": 1.0, "above": 2.0}]
     with pytest.raises(ValueError, match="exactly one"):
-        Rule(metric="jain_index", message="m", below=0.8, above=0.9)
+        Suite.model_validate(suite)
+
+
+def test_the_quick_variant_changes_the_base_as_it_says() -> None:
+    suite = load_suite("hamilton")
+    convergence = next(t for t in suite.test if t.name == "convergence")
+    grid = grid_of(convergence, suite, ["cubic", "reno"], quick=True)
+    assert grid["base"]["duration"] == "240s"
+    assert grid["base"]["flow"][1]["start"] == "30s"
+    assert convergence.base["duration"] == "600s", "the suite itself is left as it was"

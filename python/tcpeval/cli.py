@@ -16,11 +16,15 @@ from rich.table import Table
 
 from tcpeval.backends.sim import simulate
 from tcpeval.demo import run_examples
+from tcpeval.report.dataset import ReportError
+from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
 from tcpeval.report.tables import summary_tables
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
+from tcpeval.sweep import sweep as run_sweep
 
 USAGE_ERROR = 2
+RUNS_FAILED = 1
 EXAMPLES = Path("examples")
 DEMO_OUT = Path("out/demo")
 
@@ -66,6 +70,57 @@ def sim(
         return
     console.print(*summary_tables(result.summary, title=result.summary["scenario"]["name"]))
     console.print(f"result: {out}/")
+
+
+@app.command()
+def sweep(
+    grid: Annotated[Path, typer.Argument(help="Grid TOML file: base scenario, axes, repeats.")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Sweep directory; a re-run finishes what is missing.")
+    ],
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", min=1, help="Worker processes. Default: one per CPU.")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="Run on Dask: tcp://HOST:PORT of a scheduler, or 'local' for a LocalCluster.",
+        ),
+    ] = None,
+) -> None:
+    """Run every point of GRID × repeats into --out (runs/<run_id>/, read with tcpeval.load).
+
+    Exit code 1 when some runs failed (each has an error.json; the others finished).
+    """
+    try:
+        report = run_sweep(grid, out, jobs=jobs, scheduler=scheduler)
+    except ScenarioError as error:
+        _fail(error)
+    console.print(
+        f"{report.total} runs: {report.done} done, {report.skipped} already there, "
+        f"{report.failed} failed in {report.wall_seconds:.1f} s → {out}/"
+    )
+    if report.failed:
+        typer.echo(f"see tcpeval.load_errors('{out}') or {out}/runs/*/error.json", err=True)
+        raise typer.Exit(RUNS_FAILED)
+
+
+@app.command()
+def report(
+    directory: Annotated[Path, typer.Argument(help="A sweep or suite directory.")],
+    baseline: Annotated[
+        str | None,
+        typer.Option("--baseline", help="The stack verdicts compare with. Default: the suite's."),
+    ] = None,
+) -> None:
+    """Write DIRECTORY/report.html: metrics per stack, verdicts and figures, in one file."""
+    try:
+        path = write_report(directory, baseline)
+    except ReportError as error:
+        _fail(error)
+    typer.echo(str(path))
 
 
 @cc_app.command("list")

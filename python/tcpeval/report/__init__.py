@@ -1,1 +1,2 @@
-"""Presenting results: terminal tables and PNG plots."""
+"""Presenting results: terminal tables and PNG plots of a run; the HTML report of a sweep or
+suite (dataset → verdicts → content → figures → html)."""

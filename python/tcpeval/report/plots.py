@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcpeval.metrics import goodput_mbps
@@ -67,16 +68,23 @@ def _lines(
     ylabel: str,
     title: str,
 ) -> Figure:
-    """One line per value of `key` (a flow or a link), `column` against time."""
+    """A figure of one line per value of `key` (a flow or a link), `column` against time."""
     figure = Figure(figsize=(9, 4.5), layout="constrained")
     axes = figure.add_subplot()
+    draw_lines(axes, series, key=key, column=column, labels=labels)
+    axes.set(xlabel="time (s)", ylabel=ylabel, title=title)
+    return figure
+
+
+def draw_lines(
+    axes: Axes, series: pd.DataFrame, *, key: str, column: str, labels: dict[object, str]
+) -> None:
+    """One line per value of `key`, `column` against time, from zero, with a legend if short."""
     groups = series.groupby(key, sort=True)
     for value, rows in groups:
         axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
-    axes.set(xlabel="time (s)", ylabel=ylabel, title=title)
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     if groups.ngroups <= LEGEND_MAX_LINES:
         axes.legend(loc="best", fontsize="small")
-    return figure

@@ -51,6 +51,11 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
     _assign(data, path.split("."), value, assignment)
 
 
+def set_field(data: dict[str, Any], path: str, value: object) -> None:
+    """Set the key at `path` (the `--set` syntax: `flow.0.rtt`, `flow.*.cc`) to `value`."""
+    _assign(data, path.split("."), value, f"{path}={value}")
+
+
 def _assign(
     node: dict[str, Any] | list[Any], keys: list[str], value: object, assignment: str
 ) -> None:

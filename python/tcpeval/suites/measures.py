@@ -13,6 +13,7 @@ from typing import Any
 
 from tcpeval import metrics
 from tcpeval.result import Result
+from tcpeval.units import parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
@@ -56,7 +57,7 @@ def friendliness(result: Result) -> dict[str, float]:
 
 def convergence(result: Result) -> dict[str, float]:
     """Time for the late flow (1) to reach 80% of its fair share, half of what both carry at
-    the end, and hold it for 20 RTTs (at least 2 s); NaN if it never does."""
+    the end, and hold it for 20 RTTs (at least 2 s); infinite if it never does."""
     end_s = _duration_s(result)
     late = result.summary["flows"][1]
     both = _second_half_mbps(result, 0) + _second_half_mbps(result, 1)
@@ -70,7 +71,7 @@ def convergence(result: Result) -> dict[str, float]:
         hold_s=min(hold_s, end_s - late["start_s"] - smoothing_s),
         smoothing_s=smoothing_s,
     )
-    return {"convergence_s": math.nan if t is None else t}
+    return {"convergence_s": math.inf if t is None else t}
 
 
 def efficiency(result: Result) -> dict[str, float]:
@@ -113,7 +114,7 @@ def goodput(result: Result) -> dict[str, float]:
 
 def _mss_bytes(result: Result) -> float:
     flows: list[dict[str, Any]] = result.summary["scenario"]["flow"]
-    return float(flows[0].get("mss_bytes", 1448))
+    return float(parse_size(flows[0]["mss"]).bytes)
 
 
 MEASURES: dict[str, Measure] = {

@@ -1,0 +1,276 @@
+"""What the report shows for each sweep: the summary table per stack, and which figures are drawn
+from which numbers, or a note saying why one is left out.
+
+Figures stay matplotlib Figures here; html.py turns them into embedded PNGs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tcpeval.report import figures
+from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section
+from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
+from tcpeval.scenario.traffic import DEFAULT_MSS
+from tcpeval.units import parse_duration
+
+TABLE_METRICS = (
+    "goodput_mbps",
+    "jain_index",
+    "bottleneck_utilization",
+    "retransmission_rate",
+    "bottleneck_mean_queue_pkts",
+)
+FIGURE_METRICS = ("jain_index", "bottleneck_utilization")
+"""Drawn when no rule names a metric of the sweep."""
+FIGURE_METRICS_MAX = 3
+LOSS_AXIS = "bottleneck.loss"
+RATE_AXIS = "bottleneck.rate"
+RESPONSE_POINTS_MIN = 3
+RESPONSE_SPAN_MIN = 10.0  # the loss rates must cover at least a decade
+DEFAULT_MIN_RTO_S = 0.2
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A figure with its caption, or the note that says why it is not there."""
+
+    title: str
+    caption: str = ""
+    figure: Figure | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: the mean over grid points, and their range."""
+
+    mean: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class StackRow:
+    stack: str
+    runs: int
+    cells: dict[str, Cell | None]
+    failed: int
+    judged: int
+
+
+@dataclass(frozen=True)
+class SectionView:
+    section: Section
+    metrics: list[str]
+    rows: list[StackRow]
+    panels: list[Panel] = field(default_factory=list)
+
+
+def section_view(section: Section, data: ReportData, verdicts: Sequence[Verdict]) -> SectionView:
+    """The table and figures of one sweep."""
+    rule_metrics = [
+        r.metric for r in data.rules if r.test in (None, section.test) and r.metric in section.frame
+    ]
+    drawn = list(dict.fromkeys(rule_metrics or FIGURE_METRICS))
+    drawn = [m for m in drawn if _has_values(section.frame, m)][:FIGURE_METRICS_MAX]
+    tabled = [m for m in dict.fromkeys([*rule_metrics, *TABLE_METRICS]) if m in section.frame]
+    tabled = _one_per_label(tabled)
+    mine = [v for v in verdicts if v.rule.test in (None, section.test)]
+    panels = [
+        *(heatmap_panel(section, m) for m in drawn),
+        *(box_panel(section, m) for m in drawn),
+        time_series_panel(section),
+        response_panel(section),
+    ]
+    return SectionView(section, tabled, stack_rows(section, tabled, mine), panels)
+
+
+def stack_rows(
+    section: Section, metrics: Sequence[str], verdicts: Sequence[Verdict]
+) -> list[StackRow]:
+    """One row per stack: runs, each metric over the grid points, and its verdicts."""
+    rows = []
+    for stack in section.stacks:
+        frame = section.frame[section.frame["stack"] == stack]
+        cells = {m: _cell(frame, m, section.axes) for m in metrics}
+        judged = [v for v in verdicts if v.stack == stack and v.passed is not None]
+        failed = sum(1 for v in judged if not v.passed)
+        rows.append(StackRow(stack, frame["run_id"].nunique(), cells, failed, len(judged)))
+    return rows
+
+
+def heatmap_panel(section: Section, metric: str) -> Panel:
+    """The metric over the two axes with the most values, one panel per stack."""
+    title = f"{figures.label(metric)} over the grid"
+    wide = [a for a in section.axes if section.frame[a].nunique() > 1]
+    if len(wide) < 2:
+        return Panel(
+            title, note=f"No heatmap: it needs two axes with several values ({_listed(wide)})."
+        )
+    x, y = sorted(wide, key=lambda a: -section.frame[a].nunique())[:2]
+    points = point_values(section.frame, metric, axes=[x, y], stack_column="stack")
+    others = [a for a in section.axes if a not in (x, y)]
+    caption = f"Mean over repeats of {figures.label(metric)} per grid point"
+    caption += f", averaged over {_listed(others)}." if others else "."
+    order = {a: axis_order(section.frame, a) for a in (x, y)}
+    return Panel(title, caption, figures.heatmap(points, metric, x, y, order))
+
+
+def box_panel(section: Section, metric: str) -> Panel:
+    """The metric's spread over repeats at each grid point, per stack."""
+    axes = section.axes or ["point"]
+    frame = section.frame if section.axes else section.frame.assign(point="every run")
+    runs = run_values(frame, metric, axes=axes, stack_column="stack")
+    runs = _sorted_points(runs, section.frame, section.axes)
+    repeats = int(runs.groupby(["stack", *axes]).size().max())
+    caption = f"{figures.label(metric)} of each run (dots); boxes span the repeats"
+    caption += f" ({repeats} per point)." if repeats > 1 else " (one repeat per point: no spread)."
+    if runs.drop_duplicates(axes).shape[0] > figures.BOX_POINTS_MAX:
+        caption += f" The first {figures.BOX_POINTS_MAX} grid points are shown."
+    return Panel(
+        f"{figures.label(metric)} over repeats", caption, figures.box_plot(runs, metric, axes)
+    )
+
+
+def time_series_panel(section: Section) -> Panel:
+    """cwnd and goodput of each stack's first repeat at the grid point with the largest BDP."""
+    title = "time series of chosen runs"
+    chosen = chosen_runs(section)
+    series = []
+    for stack, run in chosen:
+        path = section.run_dir(run["run_id"]) / "flows.parquet"
+        if not path.is_file():
+            return Panel(title, note=f"No time series: {path} is missing.")
+        where = format_where(run, section.axes)
+        heading = f"{stack} at {where}, repeat {run['repeat']}"
+        series.append((heading, pd.read_parquet(path), _flow_labels(section, run["run_id"])))
+    caption = (
+        "Each stack's first repeat at the grid point with the largest bandwidth-delay product."
+    )
+    return Panel(title, caption, figures.time_series(series))
+
+
+def chosen_runs(section: Section) -> list[tuple[str, pd.Series]]:
+    """Per stack, the run whose rate × longest RTT is largest, the lowest repeat among equals."""
+    frame = section.frame
+    rate = frame.get(RATE_AXIS + VALUE_SUFFIX, 1.0)
+    runs = frame.assign(bdp=rate * frame["rtt_ms"])
+    runs = runs.groupby("run_id", sort=False).agg(
+        {"bdp": "max", "repeat": "first", "stack": "first", **dict.fromkeys(section.axes, "first")}
+    )
+    runs = runs.reset_index().sort_values(["bdp", "repeat"], ascending=[False, True])
+    return [(stack, rows.iloc[0]) for stack, rows in runs.groupby("stack", sort=False)]
+
+
+def response_panel(section: Section) -> Panel:
+    """Average window against the imposed loss rate (or the congestion-event rate), log-log,
+    with the models, when the rates span at least a decade."""
+    title = "response function"
+    if LOSS_AXIS in section.axes and axis_numbers(section.frame, LOSS_AXIS).notna().all():
+        p, x_label = axis_numbers(section.frame, LOSS_AXIS), "imposed loss rate p (bottleneck.loss)"
+    elif "congestion_event_rate" in section.frame:
+        p, x_label = section.frame["congestion_event_rate"], "congestion events per packet sent"
+    else:
+        return Panel(
+            title, note="No response function: no loss axis and no congestion-event counts."
+        )
+    frame = section.frame.assign(p=p)
+    frame = frame[(frame["p"] > 0) & (frame["goodput_mbps"] > 0)]
+    span = frame["p"].max() / frame["p"].min() if len(frame) else 0.0
+    if frame["p"].nunique() < RESPONSE_POINTS_MIN or span < RESPONSE_SPAN_MIN:
+        return Panel(
+            title,
+            note=f"No response function: the loss rates ({x_label}) span less than a decade "
+            f"or have fewer than {RESPONSE_POINTS_MIN} values.",
+        )
+    path = path_model(section, frame)
+    windows = frame["goodput_mbps"] * 1e6 * frame["rtt_ms"] / 1e3 / (8 * path.mss_bytes)
+    points = frame.assign(window_pkts=windows)[["stack", "p", "window_pkts"]]
+    caption = (
+        f"Each flow's average window (goodput × base RTT / MSS) against {x_label}; models for "
+        f"RTT {path.rtt_s * 1e3:.0f} ms, MSS {path.mss_bytes:.0f} B."
+    )
+    return Panel(title, caption, figures.response_function(points, x_label, path))
+
+
+def path_model(section: Section, frame: pd.DataFrame) -> figures.PathModel:
+    """The models' parameters: the flows' median RTT, and MSS, minimum RTO and ACK policy of
+    the first flow of a run's scenario. The RTO is taken as RTT + minimum RTO (small variance)."""
+    rtt_s = float(np.median(frame["rtt_ms"])) / 1e3
+    summary = section.run_dir(frame["run_id"].iloc[0]) / "summary.json"
+    flow = json.loads(summary.read_text())["scenario"]["flow"][0] if summary.is_file() else {}
+    min_rto = flow.get("min_rto")
+    min_rto_s = DEFAULT_MIN_RTO_S if min_rto is None else parse_duration(min_rto).seconds
+    return figures.PathModel(
+        rtt_s=rtt_s,
+        mss_bytes=float(flow.get("mss", DEFAULT_MSS.bytes)),
+        rto_s=rtt_s + min_rto_s,
+        delayed_ack=bool(flow.get("delayed_ack", True)),
+    )
+
+
+def _one_per_label(metrics: Sequence[str]) -> list[str]:
+    """The metrics less those shown under a label already taken (a measure that repeats a
+    summary column, e.g. `utilization` and `bottleneck_utilization`)."""
+    labels: dict[str, str] = {}
+    for metric in metrics:
+        labels.setdefault(figures.label(metric), metric)
+    return list(labels.values())
+
+
+def _flow_labels(section: Section, run_id: str) -> dict[object, str]:
+    """`flow 0 (cubic, 42 ms)` for each flow of a run."""
+    rows = section.frame[section.frame["run_id"] == run_id]
+    return {
+        row["id"]: f"flow {row['id']} ({row['cc']}, {row['rtt_ms']:g} ms)"
+        for _, row in rows.iterrows()
+    }
+
+
+def axis_numbers(frame: pd.DataFrame, axis: str) -> pd.Series:
+    """An axis as numbers: its numeric companion, else its values if numeric, else NaN."""
+    companion = axis + VALUE_SUFFIX
+    if companion in frame:
+        return frame[companion]
+    return pd.to_numeric(frame[axis], errors="coerce")
+
+
+def axis_order(frame: pd.DataFrame, axis: str) -> list[object]:
+    """An axis's values in increasing numeric order, else in the order they come."""
+    pairs = frame.assign(number=axis_numbers(frame, axis))[[axis, "number"]]
+    pairs = pairs.dropna(subset=[axis]).drop_duplicates(axis)
+    if pairs["number"].isna().any():
+        return list(pairs[axis])
+    return list(pairs.sort_values("number")[axis])
+
+
+def _sorted_points(runs: pd.DataFrame, frame: pd.DataFrame, axes: Sequence[str]) -> pd.DataFrame:
+    """Runs ordered by grid point, each axis in increasing order (the first axis slowest)."""
+    keys = {a: {v: i for i, v in enumerate(axis_order(frame, a))} for a in axes}
+    return (
+        runs.sort_values(list(axes), key=lambda col: col.map(keys[col.name]), kind="stable")
+        if axes
+        else runs
+    )
+
+
+def _cell(frame: pd.DataFrame, metric: str, axes: Sequence[str]) -> Cell | None:
+    points = point_values(frame, metric, axes=axes, stack_column="stack")["value"]
+    if points.empty:
+        return None
+    return Cell(float(points.mean()), float(points.min()), float(points.max()))
+
+
+def _has_values(frame: pd.DataFrame, metric: str) -> bool:
+    return metric in frame and bool(np.isfinite(frame[metric].astype(float)).any())
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "none"

@@ -1,0 +1,222 @@
+"""Sweep-level figures: heatmaps over the grid, box plots over repeats, time series of chosen
+runs and the response function beside the models.
+
+Each function takes the numbers it draws and returns a matplotlib Figure built with the object
+API (no pyplot, no display). Choosing what to draw, and saying why a figure is missing, is the
+report's business (html.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from tcpeval import models
+from tcpeval.metrics import goodput_mbps
+from tcpeval.report.plots import draw_lines
+from tcpeval.report.verdicts import format_axis_value, format_where
+
+LABELS = {
+    "jain_index": "Jain index",
+    "throughput_ratio": "throughput ratio (min/max)",
+    "goodput_mbps": "goodput per flow (Mb/s)",
+    "bottleneck_utilization": "bottleneck utilisation",
+    "utilization": "bottleneck utilisation",
+    "bottleneck_mean_queue_pkts": "mean queue (packets)",
+    "retransmission_rate": "retransmissions per packet sent",
+    "congestion_event_rate": "congestion events per packet sent",
+    "standard_share": "standard flow's share",
+    "convergence_s": "convergence time (s)",
+    "window_pkts": "average window (packets)",
+}
+BOX_POINTS_MAX = 40  # beyond this the boxes are too thin to read
+
+
+def label(metric: str) -> str:
+    """A metric's name for axes and tables."""
+    return LABELS.get(metric, metric.replace("_", " "))
+
+
+def heatmap(
+    points: pd.DataFrame, metric: str, x: str, y: str, order: dict[str, list[object]]
+) -> Figure:
+    """One panel per stack: `metric` over the x and y axes, cells labelled with their values.
+
+    `points` has columns stack, x, y, value (one row per cell); `order` lists each axis's values.
+    """
+    stacks = list(pd.unique(points["stack"]))
+    figure = Figure(
+        figsize=(4.2 * len(stacks) + 1.2, 0.5 * len(order[y]) + 2.4), layout="constrained"
+    )
+    panels = figure.subplots(1, len(stacks), squeeze=False)[0]
+    finite = points["value"][np.isfinite(points["value"].astype(float))]
+    low, high = float(finite.min()), float(finite.max())
+    image = None
+    for axes, stack in zip(panels, stacks, strict=True):
+        cells = points[points["stack"] == stack].pivot_table("value", index=y, columns=x)
+        cells = cells.reindex(index=order[y], columns=order[x])
+        image = axes.imshow(
+            cells.to_numpy(float), origin="lower", aspect="auto", vmin=low, vmax=high
+        )
+        _label_cells(axes, cells.to_numpy(float), low, high)
+        axes.set_xticks(range(len(order[x])), [format_axis_value(x, v) for v in order[x]])
+        axes.set_yticks(range(len(order[y])), [format_axis_value(y, v) for v in order[y]])
+        axes.set(xlabel=x, ylabel=y, title=stack)
+    figure.colorbar(image, ax=list(panels), label=label(metric), shrink=0.9)
+    return figure
+
+
+def box_plot(runs: pd.DataFrame, metric: str, axes_names: Sequence[str]) -> Figure:
+    """Boxes over the repeats of each grid point, one colour per stack, every run a dot.
+
+    `runs` has columns stack, the axes, value (one row per run).
+    """
+    points = runs.drop_duplicates(list(axes_names))[list(axes_names)].head(BOX_POINTS_MAX)
+    stacks = list(pd.unique(runs["stack"]))
+    width = 0.8 / len(stacks)
+    colours = _colours(len(stacks))
+    figure = Figure(
+        figsize=(max(7.0, 0.6 * len(points) * len(stacks) + 2), 4.6), layout="constrained"
+    )
+    axes = figure.add_subplot()
+    for offset, (stack, colour) in enumerate(zip(stacks, colours, strict=True)):
+        mine = runs[runs["stack"] == stack]
+        data = [_finite(_matching(mine, point, axes_names)["value"]) for point in _rows(points)]
+        positions = np.arange(len(data)) + (offset - (len(stacks) - 1) / 2) * width
+        kept = [i for i, values in enumerate(data) if values.size]
+        boxes = axes.boxplot(
+            [data[i] for i in kept],
+            positions=positions[kept],
+            widths=0.85 * width,
+            patch_artist=True,
+            showfliers=False,
+            manage_ticks=False,
+            medianprops={"color": colour, "linewidth": 2},
+        )
+        for box in boxes["boxes"]:
+            box.set(facecolor=colour, alpha=0.35)
+        for i in kept:
+            axes.plot(
+                np.full(data[i].size, positions[i]),
+                data[i],
+                "o",
+                color=colour,
+                markeredgecolor="black",
+                markeredgewidth=0.5,
+                markersize=5,
+                zorder=3,
+            )
+    where = [format_where(point, axes_names) for point in _rows(points)]
+    axes.set_xticks(
+        range(len(where)),
+        where,
+        rotation=30 if len(where) > 4 else 0,
+        ha="right" if len(where) > 4 else "center",
+    )
+    axes.set(ylabel=label(metric), title=f"{label(metric)} over repeats")
+    axes.grid(alpha=0.3, axis="y")
+    axes.legend([Patch(color=c, alpha=0.6) for c in colours], stacks, fontsize="small")
+    return figure
+
+
+def time_series(runs: Sequence[tuple[str, pd.DataFrame, dict[object, str]]]) -> Figure:
+    """One row per run (its title, flows time series and flow labels): cwnd and goodput."""
+    figure = Figure(figsize=(12, 3.1 * len(runs)), layout="constrained")
+    for (title, flows, labels), row in zip(
+        runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True
+    ):
+        cwnd_axes, goodput_axes = row.subplots(1, 2)
+        draw_lines(cwnd_axes, flows, key="flow", column="cwnd_pkts", labels=labels)
+        draw_lines(
+            goodput_axes, goodput_mbps(flows), key="flow", column="goodput_mbps", labels=labels
+        )
+        cwnd_axes.set(xlabel="time (s)", ylabel="cwnd (packets)")
+        goodput_axes.set(xlabel="time (s)", ylabel="goodput per sample (Mb/s)")
+        row.suptitle(title, fontsize="medium")
+    return figure
+
+
+@dataclass(frozen=True)
+class PathModel:
+    """What the models need to know about the runs' flows (models.py)."""
+
+    rtt_s: float
+    mss_bytes: float
+    rto_s: float
+    delayed_ack: bool
+
+    def window_pkts(self, goodput_bps: np.ndarray | float) -> np.ndarray | float:
+        """An average window in packets from a goodput: goodput · RTT / (8 · MSS)."""
+        return goodput_bps * self.rtt_s / (8 * self.mss_bytes)
+
+
+def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Figure:
+    """Log-log average window against the loss rate, per stack, with the models drawn.
+
+    `points` has columns stack, p, window_pkts. Models: Mathis and PFTK for the runs' RTT,
+    MSS, RTO and ACK policy; the HighSpeed (RFC 3649) and Scalable response functions.
+    """
+    p = np.geomspace(points["p"].min() / 2, points["p"].max() * 2, 200)
+    figure = Figure(figsize=(8, 5.5), layout="constrained")
+    axes = figure.add_subplot()
+    for stack, rows in points.groupby("stack", sort=False):
+        axes.loglog(rows["p"], rows["window_pkts"], "o", label=str(stack), alpha=0.8)
+    ack = "delayed ACK" if path.delayed_ack else "ACK every packet"
+    curves = {
+        f"Mathis ({ack})": [
+            models.mathis_goodput_bps(path.mss_bytes, path.rtt_s, q, path.delayed_ack) for q in p
+        ],
+        f"PFTK (RTO {path.rto_s:.2f} s)": [
+            models.pftk_goodput_bps(path.mss_bytes, path.rtt_s, q, path.rto_s, path.delayed_ack)
+            for q in p
+        ],
+    }
+    for (name, goodputs), style in zip(curves.items(), ("-", "-."), strict=True):
+        axes.loglog(p, path.window_pkts(np.array(goodputs)), style, linewidth=1.2, label=name)
+    axes.loglog(
+        p, [models.hstcp_response_window_pkts(q) for q in p], "--", label="HighSpeed (RFC 3649)"
+    )
+    axes.loglog(
+        p, [models.scalable_response_window_pkts(q) for q in p], ":", label="Scalable (0.08/p)"
+    )
+    axes.set(xlabel=x_label, ylabel="average window (packets)", title="response function")
+    axes.grid(alpha=0.3, which="both")
+    axes.legend(fontsize="small")
+    return figure
+
+
+def _label_cells(axes: Axes, values: np.ndarray, low: float, high: float) -> None:
+    """Write each cell's value on it, dark on light cells and light on dark ones."""
+    middle = (low + high) / 2
+    for (row, column), value in np.ndenumerate(values):
+        if np.isnan(value):
+            continue
+        colour = "black" if value > middle else "white"
+        axes.text(column, row, f"{value:.3g}", ha="center", va="center", color=colour, fontsize=9)
+
+
+def _finite(values: pd.Series) -> np.ndarray:
+    numbers = values.to_numpy(float)
+    return numbers[np.isfinite(numbers)]
+
+
+def _rows(points: pd.DataFrame) -> list[pd.Series]:
+    return [row for _, row in points.iterrows()]
+
+
+def _matching(frame: pd.DataFrame, point: pd.Series, axes_names: Sequence[str]) -> pd.DataFrame:
+    """The rows of `frame` at a grid point."""
+    mask = np.ones(len(frame), dtype=bool)
+    for axis in axes_names:
+        mask &= (frame[axis] == point[axis]).to_numpy()
+    return frame[mask]
+
+
+def _colours(count: int) -> list[str]:
+    return [f"C{i % 10}" for i in range(count)]

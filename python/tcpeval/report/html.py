@@ -1,0 +1,85 @@
+"""The report as one self-contained HTML file: `DIR/report.html`.
+
+Figures are PNGs embedded as base64 `data:` URIs and the CSS is inline, so the file opens
+offline and can be mailed or archived alone. The layout is templates/report.html.j2.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from matplotlib.figure import Figure
+
+from tcpeval.report.content import Panel, SectionView, section_view
+from tcpeval.report.dataset import ReportData, load_report_data
+from tcpeval.report.figures import label
+from tcpeval.report.verdicts import Verdict, evaluate
+
+REPORT_FILE = "report.html"
+TEMPLATE = "report.html.j2"
+DPI = 90
+
+
+def write_report(directory: str | Path, baseline: str | None = None) -> Path:
+    """Build the report of a sweep or suite directory into `DIR/report.html`; returns its path.
+
+    Raises ReportError (one line) when the directory holds nothing to report on.
+    """
+    data = load_report_data(directory, baseline)
+    path = data.directory / REPORT_FILE
+    path.write_text(render_report(data), encoding="utf-8")
+    return path
+
+
+def render_report(data: ReportData) -> str:
+    """The HTML text of the report."""
+    verdicts = evaluate(
+        data.frame(), data.rules, axes=data.axes(), baseline=data.baseline, stack_column="stack"
+    )
+    views = [section_view(section, data, verdicts) for section in data.sections]
+    environment = Environment(
+        loader=PackageLoader("tcpeval.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["number"] = number
+    environment.filters["label"] = label
+    return environment.get_template(TEMPLATE).render(
+        data=data,
+        verdicts=verdicts,
+        failed=sum(1 for v in verdicts if v.passed is False),
+        views=views,
+        figures=[_encoded(view) for view in views],
+        detail=detail,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def png_data_uri(figure: Figure) -> str:
+    """A figure as a `data:image/png;base64,...` URI."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def number(value: float | None) -> str:
+    """A value for a table: three significant digits, a dash for none."""
+    return "–" if value is None else f"{value:.3g}"
+
+
+def detail(verdict: Verdict) -> str:
+    """What a verdict's row says: the rule's message on failure, else the worst point seen."""
+    if verdict.passed is None or verdict.passed is False:
+        return verdict.message
+    return f"worst point {verdict.where}: {number(verdict.value)}"
+
+
+def _encoded(view: SectionView) -> list[tuple[Panel, str | None]]:
+    """Each panel with its PNG URI (None for a note)."""
+    return [(p, None if p.figure is None else png_data_uri(p.figure)) for p in view.panels]

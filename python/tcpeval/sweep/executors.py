@@ -1,0 +1,99 @@
+"""Where runs execute: a local process pool, or a Dask cluster (one started here, or one
+already running). Either way each run calls the same `work(spec, sweep_dir)` and outcomes come
+back as runs finish. A worker that dies takes no other run with it: its run is recorded as
+failed and the rest go on.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from tcpeval.sweep.grid import RunSpec
+from tcpeval.sweep.rundir import Outcome, one_line, record_error
+
+Work = Callable[[RunSpec, str], Outcome]
+LOCAL_CLUSTER = "local"
+
+
+def local_pool(
+    work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int
+) -> Iterator[Outcome]:
+    """Run in `jobs` fresh processes, at most `jobs` runs in flight. When a worker dies, the
+    pool is replaced and the runs that were in flight are retried one at a time, so the one
+    that kills its worker is found and recorded as failed."""
+    queue, suspects = deque(specs), deque[RunSpec]()
+    while queue or suspects:
+        with _process_pool(jobs) as pool:
+            while suspects:
+                spec = suspects.popleft()
+                if (yield from _in_flight(pool, work, deque([spec]), sweep_dir, 1)):
+                    yield record_error(sweep_dir, spec, "the worker process died")
+                    break
+            else:
+                suspects.extend((yield from _in_flight(pool, work, queue, sweep_dir, jobs)))
+
+
+def dask_cluster(
+    work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int, address: str
+) -> Iterator[Outcome]:
+    """Run on the Dask scheduler at `address`, or on a LocalCluster of `jobs` single-threaded
+    worker processes when `address` is "local". Dask retries a run whose worker died; a run
+    that keeps killing workers comes back as KilledWorker and is recorded as failed."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if address == LOCAL_CLUSTER:
+        cluster = LocalCluster(
+            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    try:
+        with Client(cluster or address) as client:
+            futures = {
+                client.submit(
+                    work, spec, str(sweep_dir), key=f"run-{spec.run_id}", pure=False
+                ): spec
+                for spec in specs
+            }
+            for future in as_completed(futures):
+                try:
+                    yield future.result()
+                except Exception as error:
+                    yield record_error(sweep_dir, futures[future], one_line(error))
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+def _in_flight(
+    pool: ProcessPoolExecutor, work: Work, queue: deque[RunSpec], sweep_dir: Path, width: int
+) -> Generator[Outcome, None, list[RunSpec]]:
+    """Keep `width` runs of `queue` in flight until it is empty. Returns (to `yield from`) the
+    runs lost when the pool broke, empty if it did not."""
+    running: dict[Future[Outcome], RunSpec] = {}
+    while queue or running:
+        while queue and len(running) < width:
+            spec = queue.popleft()
+            running[pool.submit(work, spec, str(sweep_dir))] = spec
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        lost = []
+        for future in done:
+            spec = running.pop(future)
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                lost.append(spec)
+            except Exception as error:
+                yield record_error(sweep_dir, spec, one_line(error))
+        if lost:
+            return [*lost, *running.values()]
+    return []
+
+
+def _process_pool(jobs: int) -> ProcessPoolExecutor:
+    """Fresh interpreters (spawn): no state inherited from the caller's threads."""
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))

@@ -1,0 +1,125 @@
+"""One run of a sweep, written atomically into `DIR/runs/<run_id>/`.
+
+A run directory holds `params.json` plus either the result (`summary.json`, `summary.parquet`,
+`flows.parquet`, `links.parquet`) or `error.json`. It is put together in `DIR/.staging/` and
+renamed into place when whole, so a killed sweep leaves only whole runs. `execute` is what a
+worker (a local process or a Dask worker) runs; it needs DIR on a filesystem it can write.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcpeval.backends.sim import simulate
+from tcpeval.result import Result
+from tcpeval.scenario import ScenarioError
+from tcpeval.sweep.grid import RunSpec
+
+RUNS_DIR = "runs"
+STAGING_DIR = ".staging"
+PARAMS_FILE = "params.json"
+ERROR_FILE = "error.json"
+SUMMARY_TABLE = "summary.parquet"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended: `error` is None when its result was written."""
+
+    run_id: str
+    error: str | None = None
+
+
+def execute(spec: RunSpec, sweep_dir: str) -> Outcome:
+    """Simulate one run and write its directory; a run that raises writes `error.json`."""
+    root = Path(sweep_dir)
+    if is_complete(root, spec.run_id):
+        return Outcome(spec.run_id)
+    try:
+        result = simulate(spec.scenario)
+    except Exception as error:
+        return record_error(root, spec, one_line(error))
+    _publish(root, spec, lambda work: _write_result(work, spec, result))
+    return Outcome(spec.run_id)
+
+
+def record_error(sweep_dir: Path, spec: RunSpec, error: str) -> Outcome:
+    """Write the run's directory with `error.json` (`{"run_id", "error"}`) instead of a result."""
+    body = {"run_id": spec.run_id, "error": error}
+    _publish(sweep_dir, spec, lambda work: _write_json(work / ERROR_FILE, body))
+    return Outcome(spec.run_id, error)
+
+
+def is_complete(sweep_dir: Path, run_id: str) -> bool:
+    """A run whose result is in place; a failed run (error.json) is not complete."""
+    return (sweep_dir / RUNS_DIR / run_id / SUMMARY_TABLE).exists()
+
+
+def clear_staging(sweep_dir: Path) -> None:
+    """Remove what killed runs left half-written; only one sweep writes into DIR at a time."""
+    shutil.rmtree(sweep_dir / STAGING_DIR, ignore_errors=True)
+
+
+def one_line(error: BaseException) -> str:
+    """The error as one line: a ScenarioError as it is, anything else with its type."""
+    text = str(error) if isinstance(error, ScenarioError) else f"{type(error).__name__}: {error}"
+    last_frame = "" if isinstance(error, ScenarioError) else _where(error)
+    return " ".join((text + last_frame).split())
+
+
+def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
+    """`summary.parquet`: one row per flow, its fields plus `run_id`, `bottleneck_*`,
+    `jain_index` and `wall_seconds`."""
+    table = pd.DataFrame(summary["flows"])
+    table.insert(0, "run_id", run_id)
+    for key, value in summary["bottleneck"].items():
+        table[f"bottleneck_{key}"] = value
+    table["jain_index"] = summary["jain_index"]
+    table["wall_seconds"] = summary["sim"]["wall_seconds"]
+    unknown = [name for name in table if table[name].isna().all() and table[name].dtype == object]
+    return table.astype(dict.fromkeys(unknown, "float64"))  # all null (completion_s): a number
+
+
+def _write_result(work: Path, spec: RunSpec, result: Result) -> None:
+    result.save(work)
+    summary_table(result.summary, spec.run_id).to_parquet(work / SUMMARY_TABLE, index=False)
+
+
+def _publish(sweep_dir: Path, spec: RunSpec, write: Callable[[Path], None]) -> None:
+    """Let `write` fill a fresh directory beside the runs, then rename it into place (over a
+    failed attempt of the same run, never over a complete one)."""
+    staging = sweep_dir / STAGING_DIR
+    staging.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{spec.run_id}.", dir=staging))
+    try:
+        work = scratch / spec.run_id
+        write(work)
+        _write_json(work / PARAMS_FILE, spec.params())
+        target = sweep_dir / RUNS_DIR / spec.run_id
+        if is_complete(sweep_dir, spec.run_id):
+            return  # another worker finished it first
+        target.parent.mkdir(exist_ok=True)
+        if target.exists():
+            target.rename(scratch / "retired")
+        work.rename(target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_json(path: Path, body: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+
+
+def _where(error: BaseException) -> str:
+    frames = traceback.extract_tb(error.__traceback__)
+    return f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""

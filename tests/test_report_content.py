@@ -1,0 +1,72 @@
+"""What the report picks to show, on hand-made frames shaped as tcpeval.load returns them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tcpeval.report.content import axis_order, box_panel, chosen_runs, heatmap_panel
+from tcpeval.report.dataset import Section
+
+RATES = {"100Mbps": 100e6, "10Mbps": 10e6, "250Mbps": 250e6}
+
+
+def frame() -> pd.DataFrame:
+    """Two stacks × three rates × two RTTs × two repeats, one row per run (one flow)."""
+    rows = []
+    for stack in ("reno", "cubic"):
+        for rate, bps in RATES.items():
+            for rtt in (16.0, 162.0):
+                for repeat in (1, 0):
+                    rows.append(
+                        {
+                            "run_id": f"{stack}-{rate}-{rtt}-{repeat}",
+                            "repeat": repeat,
+                            "bottleneck.rate": rate,
+                            "bottleneck.rate:value": bps,
+                            "flow.*.rtt": f"{rtt:g}ms",
+                            "flow.*.rtt:value": rtt * 1e6,
+                            "stack": stack,
+                            "id": 0,
+                            "cc": stack,
+                            "rtt_ms": rtt,
+                            "jain_index": 0.5 + repeat / 10,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def section(data: pd.DataFrame, axes: list[str]) -> Section:
+    return Section("t", Path("/nonexistent"), data, axes)
+
+
+def test_axis_values_are_ordered_by_their_numbers() -> None:
+    assert axis_order(frame(), "bottleneck.rate") == ["10Mbps", "100Mbps", "250Mbps"]
+    mixed = pd.DataFrame({"a": ["b", "a", "b"]})
+    assert axis_order(mixed, "a") == ["b", "a"]  # no numbers: as they come
+
+
+def test_the_chosen_run_of_each_stack_is_the_first_repeat_at_the_largest_bdp() -> None:
+    chosen = chosen_runs(section(frame(), ["bottleneck.rate", "flow.*.rtt"]))
+    assert [(stack, run["run_id"]) for stack, run in chosen] == [
+        ("reno", "reno-250Mbps-162.0-0"),
+        ("cubic", "cubic-250Mbps-162.0-0"),
+    ]
+
+
+def test_a_heatmap_needs_two_axes_with_several_values() -> None:
+    data = frame()
+    assert heatmap_panel(section(data, ["bottleneck.rate", "flow.*.rtt"]), "jain_index").figure
+    one = data[data["flow.*.rtt"] == "16ms"]
+    panel = heatmap_panel(section(one, ["bottleneck.rate", "flow.*.rtt"]), "jain_index")
+    assert panel.figure is None
+    assert panel.note.startswith("No heatmap")
+
+
+def test_box_plots_say_how_many_repeats_each_box_spans() -> None:
+    panel = box_panel(section(frame(), ["bottleneck.rate", "flow.*.rtt"]), "jain_index")
+    assert panel.figure is not None
+    assert "(2 per point)" in panel.caption
+    no_axes = box_panel(section(frame()[frame()["repeat"] == 0], []), "jain_index")
+    assert "one repeat per point" not in no_axes.caption  # 6 runs per stack at the one point

@@ -1,0 +1,192 @@
+"""The HTML report of a sweep and of a suite: self-contained, with the verdict table and the
+figures, and `tcpeval report DIR` on the command line."""
+
+from __future__ import annotations
+
+import base64
+import json
+import tomllib
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tcpeval
+from helpers import small_scenario
+from tcpeval.cli import app
+from tcpeval.report.dataset import ReportError
+from tcpeval.report.html import write_report
+from tcpeval.suites import Suite
+from tcpeval.suites.runner import write_measures
+
+PNG_PREFIX = "data:image/png;base64,"
+SUITE_TOML = """\
+name = "mini"
+description = "A two-test suite small enough for a unit test"
+
+[[test]]
+name = "fair"
+description = "Two like flows"
+measure = "fairness"
+stack = "flow.*.cc"
+base = {}
+axes = {}
+
+[[test]]
+name = "response"
+description = "One flow under random loss"
+measure = "response"
+stack = "flow.0.cc"
+base = {}
+axes = {}
+
+[[rule]]
+test = "fair"
+metric = "throughput_ratio"
+below = 0.99
+message = "fairness between like flows below {threshold} at {where} (ratio {value:.2f})"
+
+[[rule]]
+test = "response"
+metric = "window_pkts"
+worse_than_baseline_by = 0.5
+message = "much less throughput than standard TCP at {where}"
+"""
+
+
+class Page(HTMLParser):
+    """The parts of the report a test looks at: images, table headers and the text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.headers: list[str] = []
+        self.text: list[str] = []
+        self._in_header = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            self.images.append(dict(attrs)["src"] or "")
+        self._in_header = tag == "th"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in_header = False
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+        if self._in_header:
+            self.headers.append(data.strip())
+
+
+def parsed(path: Path) -> tuple[str, Page]:
+    html = path.read_text()
+    page = Page()
+    page.feed(html)
+    page.close()
+    return html, page
+
+
+def sweep(out: Path, scenario: dict[str, object], axes: dict[str, list[object]]) -> Path:
+    tcpeval.sweep({"repeats": 2, "base": scenario, "axes": axes}, out, jobs=2, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A suite directory as suites/runner.py writes it: suite.toml, run.json, one sweep per
+    test with its measures.parquet. 8 + 6 runs of 2 s."""
+    out = tmp_path_factory.mktemp("suite")
+    (out / "suite.toml").write_text(SUITE_TOML)
+    run = {"suite": "mini", "cc": "scalable", "baseline": "reno", "quick": True}
+    (out / "run.json").write_text(json.dumps(run))
+    fair = small_scenario() | {"duration": "2s"}
+    sweep(
+        out / "fair",
+        fair,
+        {"bottleneck.rate": ["5Mbps", "10Mbps"], "flow.*.cc": ["reno", "scalable"]},
+    )
+    alone = fair | {
+        "flow": [{"cc": "reno", "rtt": "20ms"}],
+        "bottleneck": {"rate": "10Mbps", "queue": "1000pkt"},
+    }
+    loss = {"bottleneck.loss": [1e-2, 1e-3, 1e-4], "flow.0.cc": ["reno", "scalable"]}
+    sweep(out / "response", alone, loss)
+    suite = Suite.model_validate(tomllib.loads(SUITE_TOML))
+    for test in suite.test:
+        write_measures(out / test.name, test)
+    return out
+
+
+@pytest.fixture(scope="module")
+def suite_report(suite_dir: Path) -> tuple[str, Page]:
+    return parsed(write_report(suite_dir))
+
+
+def test_the_report_is_one_self_contained_file_that_parses(suite_report: tuple[str, Page]) -> None:
+    html, page = suite_report
+    assert "http://" not in html
+    assert "https://" not in html
+    assert "<link" not in html
+    assert "<script" not in html
+    assert all(src.startswith(PNG_PREFIX) for src in page.images)
+
+
+def test_the_verdict_table_names_each_rule_and_its_worst_point(
+    suite_report: tuple[str, Page],
+) -> None:
+    html, page = suite_report
+    for header in ("verdict", "stack", "rule", "worst point", "baseline", "message"):
+        assert header in page.headers
+    text = " ".join(page.text)
+    assert "throughput_ratio below 0.99 (test fair)" in text
+    assert "window_pkts worse than baseline by 0.5 (test response)" in text
+    # The fairness rule judges both stacks at both rates: each verdict says where.
+    assert "at 5 Mb/s" in text or "at 10 Mb/s" in text
+    assert html.count('class="badge') == 3  # 2 stacks × fairness + scalable × response
+
+
+def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -> None:
+    html, page = suite_report
+    # fair: box plot, time series, response (congestion events) or its note; no heatmap
+    # (one axis). response: box plot, time series, response function.
+    assert len(page.images) >= 5
+    assert html.count("No heatmap: it needs two axes with several values") == 2
+    assert 'alt="response: response function"' in html
+    assert 'alt="fair: time series of chosen runs"' in html
+    assert 'alt="response: window_pkts over repeats"' not in html  # labelled, not the column
+    for src in page.images:
+        assert base64.b64decode(src.removeprefix(PNG_PREFIX))[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_sweep_without_rules_gets_tables_and_a_heatmap_but_no_verdicts(tmp_path: Path) -> None:
+    scenario = small_scenario() | {"duration": "2s"}
+    axes = {"bottleneck.rate": ["5Mbps", "10Mbps"], "flow.*.rtt": ["10ms", "30ms"]}
+    html, page = parsed(write_report(sweep(tmp_path / "sweep", scenario, axes)))
+    assert "No <code>suite.toml</code> with rules" in html
+    assert 'class="badge' not in html
+    assert 'alt="sweep: Jain index over the grid"' in html
+    assert len(page.images) >= 4  # two heatmaps, two box plots, time series
+
+
+def test_report_command_prints_the_path_and_a_bad_directory_is_one_line(
+    suite_dir: Path, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    done = runner.invoke(app, ["report", str(suite_dir)])
+    assert done.exit_code == 0, done.output
+    assert done.output.strip() == str(suite_dir / "report.html")
+    for bad in (tmp_path / "absent", tmp_path):
+        failed = runner.invoke(app, ["report", str(bad)])
+        assert failed.exit_code == 2
+        assert failed.output.startswith(f"error: {bad}: is not")
+        assert failed.output.count("\n") == 1
+
+
+def test_a_directory_without_runs_or_a_baseline_that_did_not_run_is_a_report_error(
+    suite_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ReportError, match="not a sweep directory"):
+        write_report(tmp_path)
+    with pytest.raises(ReportError, match=r"'cubic' did not run here \(stacks: reno, scalable\)"):
+        write_report(suite_dir, baseline="cubic")
