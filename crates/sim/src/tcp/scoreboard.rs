@@ -56,6 +56,8 @@ pub struct Scoreboard {
     /// The blocks of the previous ACK: receivers repeat them (RFC 2018 §4), and a repeat
     /// carries nothing new.
     previous_blocks: [(u64, u64); MAX_SACK_BLOCKS],
+    /// Retransmissions in flight, oldest first: `(seq, sent_ns)`.
+    retransmissions: VecDeque<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -96,6 +98,7 @@ impl Scoreboard {
 
     /// Segment `seq`, marked lost, is sent again.
     pub fn on_retransmit(&mut self, seq: u64, tx: TxSnapshot) {
+        self.retransmissions.push_back((seq, tx.sent_ns));
         let s = &mut self.segs[(seq - self.snd_una) as usize];
         debug_assert!(s.is(LOST) && !s.is(RETRANS | SACKED));
         s.flags |= RETRANS | EVER_RETRANS;
@@ -283,6 +286,7 @@ impl Scoreboard {
     /// After a retransmission timeout every un-SACKed segment is presumed lost and may be
     /// sent again; SACK information is kept (RFC 6675 §5.1).
     pub fn mark_all_lost(&mut self) {
+        self.retransmissions.clear();
         for s in self.segs.iter_mut().filter(|s| !s.is(SACKED)) {
             s.flags = (s.flags & EVER_RETRANS) | LOST;
         }
@@ -290,6 +294,35 @@ impl Scoreboard {
         self.retrans_out = 0;
         self.retx_scan = self.snd_una;
         self.lost_scan = self.snd_nxt();
+    }
+
+    /// A retransmission is lost too once a segment sent more than `reo_wnd_ns` after it has
+    /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions, which RFC 6675 alone
+    /// can only recover by timeout). `newest_delivered_sent_ns` is the latest send time among
+    /// the segments this ACK delivered. Returns how many were marked lost again.
+    pub fn mark_lost_retransmissions(
+        &mut self,
+        newest_delivered_sent_ns: u64,
+        reo_wnd_ns: u64,
+    ) -> u64 {
+        let mut newly = 0;
+        while let Some(&(seq, sent_ns)) = self.retransmissions.front() {
+            let outstanding = seq >= self.snd_una
+                && self.segment(seq).is(RETRANS)
+                && self.segment(seq).tx.sent_ns == sent_ns;
+            if outstanding && sent_ns + reo_wnd_ns >= newest_delivered_sent_ns {
+                break; // this one, and every later one, may still arrive
+            }
+            self.retransmissions.pop_front();
+            if outstanding {
+                let s = &mut self.segs[(seq - self.snd_una) as usize];
+                s.flags &= !RETRANS;
+                self.retrans_out -= 1;
+                self.retx_scan = self.retx_scan.min(seq);
+                newly += 1;
+            }
+        }
+        newly
     }
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted. Lost
@@ -426,6 +459,26 @@ mod tests {
         assert_eq!(b.in_flight(), 6);
         assert!(b.segment(0).ever_retransmitted());
         assert_eq!(counters(&b), b.recount());
+    }
+
+    #[test]
+    fn a_retransmission_overtaken_by_a_later_delivery_is_lost_again() {
+        let mut b = board(10);
+        b.sack(1, 4, |_| ());
+        b.mark_lost_by_sack();
+        let tx = |sent_ns| TxSnapshot {
+            sent_ns,
+            ..TxSnapshot::default()
+        };
+        b.on_retransmit(0, tx(100));
+        // A segment sent at 150 arrives; within a reordering window of 100 it proves nothing.
+        assert_eq!(b.mark_lost_retransmissions(150, 100), 0);
+        assert_eq!(b.next_retransmission(), None);
+        // One sent at 300 does: segment 0's retransmission is lost and goes out again.
+        assert_eq!(b.mark_lost_retransmissions(300, 100), 1);
+        assert_eq!(b.next_retransmission(), Some(0));
+        assert_eq!(counters(&b), b.recount());
+        assert_eq!(b.in_flight(), 10 - 3 - 1);
     }
 
     #[test]

@@ -55,6 +55,17 @@ pub struct Wakeups {
     pub send_ns: Option<u64>,
 }
 
+/// What one ACK delivered.
+#[derive(Debug, Default)]
+struct Deliveries {
+    /// Packets newly acknowledged or SACKed.
+    acked: u64,
+    /// Send time of the newest of them.
+    newest_sent_ns: Option<u64>,
+    /// Send time of the newest of them never retransmitted (Karn: the RTT sample).
+    newest_clean_sent_ns: Option<u64>,
+}
+
 /// Where the next segment comes from.
 enum Next {
     Retransmit(u64),
@@ -151,15 +162,21 @@ impl Sender {
             u64::from(ack.window)
         };
         let cum_ack = ack.seq.min(self.board.snd_nxt());
-        let (mut acked, newest_clean_sent_ns) = self.take_deliveries(now_ns, ack, cum_ack);
+        let delivered = self.take_deliveries(now_ns, ack, cum_ack);
+        let mut acked = delivered.acked;
         if !self.cfg.sack {
             acked += self.count_dupacks(cum_ack - prior_una);
         }
-        let rtt_ns = newest_clean_sent_ns.map(|sent| now_ns - sent);
+        let rtt_ns = delivered.newest_clean_sent_ns.map(|sent| now_ns - sent);
         if let Some(r) = rtt_ns {
             self.rtt.on_sample(r);
         }
-        let lost = self.mark_losses(cum_ack > prior_una);
+        let mut lost = self.mark_losses(cum_ack > prior_una);
+        if let Some(newest_ns) = delivered.newest_sent_ns {
+            // RFC 8985 §6.2: the reordering window is a quarter of the minimum RTT.
+            let reo_wnd_ns = self.rtt.min_rtt_ns() / 4;
+            lost += self.board.mark_lost_retransmissions(newest_ns, reo_wnd_ns);
+        }
         self.update_ca_state(now_ns, prior_in_flight);
         let sample = self.rate.finish_ack(now_ns, self.rtt.min_rtt_ns());
         if acked > 0 {
@@ -208,22 +225,22 @@ impl Sender {
 
     /// Apply the cumulative ACK and the SACK blocks to the scoreboard. Returns the packets
     /// newly delivered and the send time of the newest of them never retransmitted (Karn).
-    fn take_deliveries(&mut self, now_ns: u64, ack: &Packet, cum_ack: u64) -> (u64, Option<u64>) {
-        let mut acked = 0u64;
-        let mut newest_clean: Option<u64> = None;
+    fn take_deliveries(&mut self, now_ns: u64, ack: &Packet, cum_ack: u64) -> Deliveries {
+        let mut d = Deliveries::default();
         let rate = &mut self.rate;
         let mut note = |s: &Segment| {
-            acked += 1;
+            d.acked += 1;
             rate.on_delivered(now_ns, &s.tx);
+            d.newest_sent_ns = d.newest_sent_ns.max(Some(s.tx.sent_ns));
             if !s.ever_retransmitted() {
-                newest_clean = newest_clean.max(Some(s.tx.sent_ns));
+                d.newest_clean_sent_ns = d.newest_clean_sent_ns.max(Some(s.tx.sent_ns));
             }
         };
         self.board.ack_cumulative(cum_ack, &mut note);
         if self.cfg.sack {
             self.board.sack_blocks(ack, &mut note);
         }
-        (acked, newest_clean)
+        d
     }
 
     /// Without SACK: an ACK that moves nothing is a duplicate and stands for one segment
