@@ -24,7 +24,7 @@ import tcpeval
 from tcpeval import metrics
 from tcpeval.report.verdicts import Rule, parse_rules
 from tcpeval.store import COMPANION_SUFFIX
-from tcpeval.suites.runner import MEASURES_FILE, RUN_FILE, SUITE_FILE
+from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
 from tcpeval.sweep import GRID_FILE
 from tcpeval.sweep.rundir import RUNS_DIR
 

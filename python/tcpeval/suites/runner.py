@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpeval.report.html import write_report
 from tcpeval.result import load as load_result
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
+from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
 from tcpeval.suites.measures import MEASURES
-
-SUITE_FILE = "suite.toml"
-RUN_FILE = "run.json"
-MEASURES_FILE = "measures.parquet"
+from tcpeval.sweep import sweep
 
 
 def run_suite(
@@ -35,9 +34,6 @@ def run_suite(
     scheduler: str | None = None,
 ) -> Path:
     """Run suite `name` for stack `cc` against `baseline`; returns the suite directory."""
-    from tcpeval.report.html import write_report
-    from tcpeval.sweep import sweep
-
     suite = load_suite(name)
     stacks = [cc] if cc == baseline else [cc, baseline]
     out.mkdir(parents=True, exist_ok=True)
