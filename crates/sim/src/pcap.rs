@@ -444,27 +444,4 @@ mod tests {
         assert_eq!(&d[12..16], &[10, 0, 0, 5]);
         assert_eq!(be16(d, 20), 10001, "high bits of the flow go into the port");
     }
-
-    /// Writes a capture for inspection with a real reader; not run by default (tests do no I/O
-    /// otherwise): `cargo test -p tcpeval-sim --lib pcap -- --ignored`, then
-    /// `tshark -r $TMPDIR/tcpeval-pcap-test.pcap`.
-    #[test]
-    #[ignore]
-    fn write_sample_file() {
-        let mut pcap = Pcap::new();
-        for i in 0..4u64 {
-            let t = i * 1_000_000;
-            pcap.record(t, &Packet::data(1, i, MSS + HEADER_BYTES), MSS);
-        }
-        let mut ack = Packet::ack(1, 1, ACK_BYTES);
-        ack.n_sack = 1;
-        ack.sack[0] = SackBlock { start: 1, end: 3 };
-        pcap.record(5_000_000, &ack, MSS);
-        pcap.record(6_000_000, &Packet::ack(1, 4, ACK_BYTES), MSS);
-        pcap.record(7_000_000, &Packet::data(70_000, 0, 600), MSS);
-        pcap.record(8_000_000, &Packet::udp(0, 1, 1200), MSS);
-        let path = std::env::temp_dir().join("tcpeval-pcap-test.pcap");
-        std::fs::write(&path, pcap.into_bytes()).unwrap();
-        println!("wrote {}", path.display());
-    }
 }

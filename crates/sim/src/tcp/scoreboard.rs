@@ -60,6 +60,15 @@ pub struct Scoreboard {
     retransmissions: VecDeque<(u64, u64)>,
 }
 
+/// What [`Scoreboard::mark_lost_retransmissions`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LostRetransmissions {
+    /// Retransmissions newly marked lost.
+    pub count: u64,
+    /// When the latest of them was sent.
+    pub newest_sent_ns: Option<u64>,
+}
+
 impl Scoreboard {
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -299,13 +308,13 @@ impl Scoreboard {
     /// A retransmission is lost too once a segment sent more than `reo_wnd_ns` after it has
     /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions, which RFC 6675 alone
     /// can only recover by timeout). `newest_delivered_sent_ns` is the latest send time among
-    /// the segments this ACK delivered. Returns how many were marked lost again.
+    /// the segments this ACK delivered.
     pub fn mark_lost_retransmissions(
         &mut self,
         newest_delivered_sent_ns: u64,
         reo_wnd_ns: u64,
-    ) -> u64 {
-        let mut newly = 0;
+    ) -> LostRetransmissions {
+        let mut lost = LostRetransmissions::default();
         while let Some(&(seq, sent_ns)) = self.retransmissions.front() {
             let outstanding = seq >= self.snd_una
                 && self.segment(seq).is(RETRANS)
@@ -319,10 +328,11 @@ impl Scoreboard {
                 s.flags &= !RETRANS;
                 self.retrans_out -= 1;
                 self.retx_scan = self.retx_scan.min(seq);
-                newly += 1;
+                lost.count += 1;
+                lost.newest_sent_ns = Some(sent_ns); // the deque is in send order
             }
         }
-        newly
+        lost
     }
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted. Lost
@@ -472,10 +482,11 @@ mod tests {
         };
         b.on_retransmit(0, tx(100));
         // A segment sent at 150 arrives; within a reordering window of 100 it proves nothing.
-        assert_eq!(b.mark_lost_retransmissions(150, 100), 0);
+        assert_eq!(b.mark_lost_retransmissions(150, 100).count, 0);
         assert_eq!(b.next_retransmission(), None);
         // One sent at 300 does: segment 0's retransmission is lost and goes out again.
-        assert_eq!(b.mark_lost_retransmissions(300, 100), 1);
+        let lost = b.mark_lost_retransmissions(300, 100);
+        assert_eq!((lost.count, lost.newest_sent_ns), (1, Some(100)));
         assert_eq!(b.next_retransmission(), Some(0));
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 10 - 3 - 1);

@@ -6,12 +6,13 @@
 //! NewReno without it (three duplicate ACKs or a partial ACK mark the first unacknowledged
 //! segment lost; duplicate ACKs stand in for SACKed segments in `pipe`, as in Linux). Either
 //! way the controller is told once per window (`on_congestion`) and sets cwnd = ssthresh;
-//! the window is not inflated. Timeouts follow RFC 6298 (see `rtt.rs`).
+//! the window is not inflated. A retransmission found lost (RACK, RFC 8985 §6.2) is a second
+//! indication of congestion and lowers the window again (RFC 5681 §4.3). Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
-use super::scoreboard::{Scoreboard, Segment, DUP_THRESH};
+use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
@@ -83,6 +84,8 @@ pub struct Sender {
     ca_state: CaState,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: snd_nxt when the episode began.
     recovery_point: u64,
+    /// When the window was last reduced (recovery entered, or the timer fired).
+    reduced_at_ns: u64,
     rto: Timer,
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
@@ -120,6 +123,7 @@ impl Sender {
             rate: RateSampler::default(),
             ca_state: CaState::Open,
             recovery_point: 0,
+            reduced_at_ns: 0,
             rto: Timer::default(),
             send_timer: Timer::default(),
             next_send_ns: 0,
@@ -172,12 +176,18 @@ impl Sender {
             self.rtt.on_sample(r);
         }
         let mut lost = self.mark_losses(cum_ack > prior_una);
-        if let Some(newest_ns) = delivered.newest_sent_ns {
+        let lost_retx = match delivered.newest_sent_ns {
             // RFC 8985 §6.2: the reordering window is a quarter of the minimum RTT.
-            let reo_wnd_ns = self.rtt.min_rtt_ns() / 4;
-            lost += self.board.mark_lost_retransmissions(newest_ns, reo_wnd_ns);
-        }
+            Some(newest_ns) => self
+                .board
+                .mark_lost_retransmissions(newest_ns, self.rtt.min_rtt_ns() / 4),
+            None => LostRetransmissions::default(),
+        };
+        lost += lost_retx.count;
         self.update_ca_state(now_ns, prior_in_flight);
+        if self.lost_a_retransmission_since_the_cut(lost_retx) {
+            self.enter_recovery(now_ns, prior_in_flight);
+        }
         let sample = self.rate.finish_ack(now_ns, self.rtt.min_rtt_ns());
         if acked > 0 {
             let info = Ack {
@@ -295,10 +305,23 @@ impl Sender {
         }
     }
 
-    /// The first loss of a window (RFC 6675 §5 step 4, RFC 6582 §3.2 step 2).
+    /// RFC 5681 §4.3: "the loss of a retransmission should be taken as two indications of
+    /// congestion and, therefore, cwnd (and ssthresh) MUST be lowered twice". Only a
+    /// retransmission sent after the last reduction counts, so the window is lowered at most
+    /// once per round trip: one sent before it was already paid for by that reduction.
+    fn lost_a_retransmission_since_the_cut(&self, lost: LostRetransmissions) -> bool {
+        matches!(self.ca_state, CaState::Recovery | CaState::Loss)
+            && lost
+                .newest_sent_ns
+                .is_some_and(|sent_ns| sent_ns >= self.reduced_at_ns)
+    }
+
+    /// The first loss of a window (RFC 6675 §5 step 4, RFC 6582 §3.2 step 2), or a lost
+    /// retransmission (RFC 5681 §4.3): a new episode, with its own recovery point.
     fn enter_recovery(&mut self, now_ns: u64, in_flight: u64) {
         self.ca_state = CaState::Recovery;
         self.recovery_point = self.board.snd_nxt();
+        self.reduced_at_ns = now_ns;
         self.stats.congestion_events += 1;
         self.fast_retransmit_due = true;
         let ev = CongestionEvent {
@@ -324,6 +347,7 @@ impl Sender {
         self.board.mark_all_lost();
         self.ca_state = CaState::Loss;
         self.recovery_point = self.board.snd_nxt();
+        self.reduced_at_ns = now_ns;
         let path = self.path();
         self.cc.on_timeout(now_ns, &path);
         self.arm_rto(now_ns + self.rtt.rto_ns());
