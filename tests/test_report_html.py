@@ -120,7 +120,7 @@ def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def suite_report(suite_dir: Path) -> tuple[str, Page]:
-    return parsed(write_report(suite_dir))
+    return parsed(write_report(suite_dir).path)
 
 
 def test_the_report_is_one_self_contained_file_that_parses(suite_report: tuple[str, Page]) -> None:
@@ -162,20 +162,26 @@ def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -
 def test_a_sweep_without_rules_gets_tables_and_a_heatmap_but_no_verdicts(tmp_path: Path) -> None:
     scenario = small_scenario() | {"duration": "2s"}
     axes = {"bottleneck.rate": ["5Mbps", "10Mbps"], "flow.*.rtt": ["10ms", "30ms"]}
-    html, page = parsed(write_report(sweep(tmp_path / "sweep", scenario, axes)))
+    html, page = parsed(write_report(sweep(tmp_path / "sweep", scenario, axes)).path)
     assert "No <code>suite.toml</code> with rules" in html
     assert 'class="badge' not in html
     assert 'alt="sweep: Jain index over the grid"' in html
     assert len(page.images) >= 4  # two heatmaps, two box plots, time series
 
 
-def test_report_command_prints_the_path_and_a_bad_directory_is_one_line(
+def test_report_command_prints_the_verdicts_and_the_path_and_a_bad_directory_is_one_line(
     suite_dir: Path, tmp_path: Path
 ) -> None:
     runner = CliRunner()
-    done = runner.invoke(app, ["report", str(suite_dir)])
+    done = runner.invoke(app, ["report", str(suite_dir)], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.output
-    assert done.output.strip() == str(suite_dir / "report.html")
+    lines = done.output.strip().splitlines()
+    assert lines[-1] == str(suite_dir / "report.html")
+    # Two rules: the fairness one judges both stacks, the baseline one only scalable.
+    assert lines[0].strip() == "verdicts: 2 of 3 failed"
+    rows = [line for line in lines if "PASS" in line or "FAIL" in line]
+    assert len(rows) == 3
+    assert sum("throughput_ratio below 0.99 (test fair)" in row for row in rows) == 2
     for bad in (tmp_path / "absent", tmp_path):
         failed = runner.invoke(app, ["report", str(bad)])
         assert failed.exit_code == 2

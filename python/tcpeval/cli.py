@@ -19,7 +19,7 @@ from tcpeval.demo import run_examples
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
-from tcpeval.report.tables import summary_tables
+from tcpeval.report.tables import summary_tables, verdicts_table
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
 from tcpeval.suites.runner import run_suite
 from tcpeval.sweep import sweep as run_sweep
@@ -127,10 +127,13 @@ def suite(
     try:
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
             _check_stack(field, stack)
-        run_suite(name, cc, out, baseline=baseline, quick=quick, jobs=jobs, scheduler=scheduler)
+        written = run_suite(
+            name, cc, out, baseline=baseline, quick=quick, jobs=jobs, scheduler=scheduler
+        )
     except (ScenarioError, ReportError) as error:
         _fail(error)
-    console.print(f"report: {out / 'report.html'}")
+    console.print(verdicts_table(written.verdicts))
+    console.print(f"report: {written.path}")
 
 
 def _check_stack(field: str, stack: str) -> None:
@@ -150,10 +153,12 @@ def report(
 ) -> None:
     """Write DIRECTORY/report.html: metrics per stack, verdicts and figures, in one file."""
     try:
-        path = write_report(directory, baseline)
+        written = write_report(directory, baseline)
     except ReportError as error:
         _fail(error)
-    typer.echo(str(path))
+    if written.verdicts:
+        console.print(verdicts_table(written.verdicts))
+    typer.echo(str(written.path))
 
 
 @cc_app.command("list")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,22 +25,30 @@ TEMPLATE = "report.html.j2"
 DPI = 90
 
 
-def write_report(directory: str | Path, baseline: str | None = None) -> Path:
-    """Build the report of a sweep or suite directory into `DIR/report.html`; returns its path.
+@dataclass(frozen=True)
+class ReportFile:
+    """A written report: where it is and the verdicts it gives."""
+
+    path: Path
+    verdicts: list[Verdict]
+
+
+def write_report(directory: str | Path, baseline: str | None = None) -> ReportFile:
+    """Build the report of a sweep or suite directory into `DIR/report.html`.
 
     Raises ReportError (one line) when the directory holds nothing to report on.
     """
     data = load_report_data(directory, baseline)
-    path = data.directory / REPORT_FILE
-    path.write_text(render_report(data), encoding="utf-8")
-    return path
-
-
-def render_report(data: ReportData) -> str:
-    """The HTML text of the report."""
     verdicts = evaluate(
         data.frame(), data.rules, axes=data.axes(), baseline=data.baseline, stack_column="stack"
     )
+    path = data.directory / REPORT_FILE
+    path.write_text(render_report(data, verdicts), encoding="utf-8")
+    return ReportFile(path, verdicts)
+
+
+def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
+    """The HTML text of the report."""
     views = [section_view(section, data, verdicts) for section in data.sections]
     environment = Environment(
         loader=PackageLoader("tcpeval.report", "templates"),

@@ -1,10 +1,13 @@
-"""Terminal tables of a result's summary."""
+"""Terminal tables of a result's summary and of a report's verdicts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
+
+from tcpeval.report.verdicts import Verdict
 
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
 
@@ -107,4 +110,25 @@ def run_table(summary: dict[str, Any]) -> Table:
     table.add_row("simulator events", f"{sim['events']:,}")
     delivered_rate = f"{sim['packets_delivered'] / wall_s:,.0f}" if wall_s > 0 else "-"
     table.add_row("packets delivered per wall-second", delivered_rate)
+    return table
+
+
+VERDICT_MARKS = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "–"}
+
+
+def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
+    """One row per verdict, as the report's table: pass or fail, the rule, the worst point."""
+    failed = sum(1 for v in verdicts if v.passed is False)
+    table = Table(title=f"verdicts: {failed} of {len(verdicts)} failed", title_justify="left")
+    for header in ("verdict", "stack", "rule", "worst point", "value", "failing"):
+        table.add_column(header, justify="right" if header in ("value", "failing") else "left")
+    for v in verdicts:
+        table.add_row(
+            VERDICT_MARKS[v.passed],
+            v.stack,
+            v.rule.text,
+            v.where,
+            "–" if v.value is None else f"{v.value:.3g}",
+            f"{len(v.failing)} of {v.points}",
+        )
     return table

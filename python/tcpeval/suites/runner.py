@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpeval.report.html import write_report
+from tcpeval.report.html import ReportFile, write_report
 from tcpeval.result import load as load_result
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
@@ -32,8 +32,8 @@ def run_suite(
     quick: bool = False,
     jobs: int | None = None,
     scheduler: str | None = None,
-) -> Path:
-    """Run suite `name` for stack `cc` against `baseline`; returns the suite directory."""
+) -> ReportFile:
+    """Run suite `name` for stack `cc` against `baseline` into `out`; returns its report."""
     suite = load_suite(name)
     stacks = [cc] if cc == baseline else [cc, baseline]
     out.mkdir(parents=True, exist_ok=True)
@@ -42,8 +42,7 @@ def run_suite(
         test_dir = out / test.name
         sweep(grid_of(test, suite, stacks, quick), test_dir, jobs=jobs, scheduler=scheduler)
         write_measures(test_dir, test)
-    write_report(out, baseline=baseline)
-    return out
+    return write_report(out, baseline=baseline)
 
 
 def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool) -> None:
