@@ -193,3 +193,25 @@ def test_demo_runs_examples_and_sets_recovery_beside_the_model(tmp_path: Path) -
     # W = 20 Mb/s × 20 ms / (8 × 1500 B) = 33 packets → (W/2)·RTT = 0.33 s
     assert "(W/2)·RTT" in run.stdout
     assert re.search(r"quick-recovery\s+│\s+33 │\s+20ms │ .* │\s+0\.33 │", run.stdout)
+
+
+def test_demo_sets_mathis_beside_one_lossy_connection_but_not_beside_striped_streams(
+    tmp_path: Path,
+) -> None:
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    lossy = (
+        'duration = "2s"\n[bottleneck]\nrate = "20Mbps"\nloss = 1e-3\n'
+        '[[flow]]\ncc = "reno"\nrtt = "20ms"\n'
+    )
+    (examples / "one.toml").write_text('name = "one-connection"\n' + lossy)
+    (examples / "striped.toml").write_text(
+        'name = "striped"\n' + lossy + 'size = "10MB"\nstreams = 4\n'
+    )
+    run = runner.invoke(
+        app, ["demo", str(examples), "--out", str(tmp_path / "out")], env={"COLUMNS": "200"}
+    )
+    assert run.exit_code == 0, run.output
+    mathis_rows = run.stdout.split("Reno's goodput under random loss p")[1]
+    assert "one-connection" in mathis_rows
+    assert "striped" not in mathis_rows

@@ -124,10 +124,11 @@ def _table(title: str, *headers: str) -> Table:
 
 
 def _lone_reno_flow(scenario: Scenario) -> FlowGroup | None:
-    """The scenario's only traffic when that is one Reno flow over one link, else None."""
+    """The scenario's only traffic when that is one Reno connection over one link, else None
+    (parallel streams are several connections, each with its own share of the loss)."""
     flows = scenario.flow
     alone = len(scenario.tcp_tables()) == 1 and len(scenario.links()) == 1
-    alone = alone and not scenario.sources()
-    if alone and len(flows) == 1 and flows[0].count == 1 and flows[0].cc.name == "reno":
+    alone = alone and not scenario.sources() and len(flows) == 1
+    if alone and flows[0].count == 1 and flows[0].streams == 1 and flows[0].cc.name == "reno":
         return flows[0]
     return None
