@@ -5,6 +5,7 @@ import math
 import pytest
 
 from tcpeval.models import (
+    acked_per_increase,
     bdp_pkts,
     hstcp_response_window_pkts,
     mathis_goodput_bps,
@@ -27,32 +28,44 @@ def test_bdp_matches_the_reference_table(rate_bps: float, rtt_ms: float, pkts: i
 @pytest.mark.parametrize(("rate_bps", "p"), [(100e6, 2.2e-6), (1e9, 2.2e-8), (10e9, 2.2e-10)])
 def test_mathis_fills_the_path_at_the_reference_loss_rates(rate_bps: float, p: float) -> None:
     # algorithms.md §10.1: 100 ms, 1500 B, the loss rate that lets Reno fill each rate.
-    assert mathis_goodput_bps(1500, 0.1, p, delayed_ack=False) == pytest.approx(rate_bps, rel=0.02)
+    assert mathis_goodput_bps(1500, 0.1, p, b=1) == pytest.approx(rate_bps, rel=0.02)
 
 
-def test_delayed_acks_cost_mathis_a_factor_root_two() -> None:
-    every_packet = mathis_goodput_bps(1448, 0.06, 1e-4, delayed_ack=False)
-    delayed = mathis_goodput_bps(1448, 0.06, 1e-4, delayed_ack=True)
+def test_delayed_acks_counted_per_ack_cost_mathis_a_factor_root_two() -> None:
+    every_packet = mathis_goodput_bps(1448, 0.06, 1e-4, b=1)
+    delayed = mathis_goodput_bps(1448, 0.06, 1e-4, b=2)
     assert every_packet / delayed == pytest.approx(math.sqrt(2))
-    assert delayed / 1e6 == pytest.approx(16.8, abs=0.1)  # the mathis-random-loss example
+    # The mathis-random-loss example: about 24 Mb/s, or 17 with `abc = false`.
+    assert every_packet / 1e6 == pytest.approx(23.7, abs=0.1)
+    assert delayed / 1e6 == pytest.approx(16.8, abs=0.1)
 
 
-@pytest.mark.parametrize("delayed_ack", [False, True])
-def test_pftk_tends_to_mathis_at_low_loss(delayed_ack: bool) -> None:
-    pftk = pftk_goodput_bps(1448, 0.1, 1e-6, rto_s=0.2, delayed_ack=delayed_ack)
-    assert pftk == pytest.approx(mathis_goodput_bps(1448, 0.1, 1e-6, delayed_ack), rel=0.01)
+@pytest.mark.parametrize(
+    ("delayed_ack", "counts_packets", "b"),
+    [(False, False, 1), (False, True, 1), (True, True, 1), (True, False, 2)],
+)
+def test_only_delayed_acks_counted_per_ack_make_b_two(
+    delayed_ack: bool, counts_packets: bool, b: int
+) -> None:
+    assert acked_per_increase(delayed_ack, counts_packets) == b
+
+
+@pytest.mark.parametrize("b", [1, 2])
+def test_pftk_tends_to_mathis_at_low_loss(b: int) -> None:
+    pftk = pftk_goodput_bps(1448, 0.1, 1e-6, rto_s=0.2, b=b)
+    assert pftk == pytest.approx(mathis_goodput_bps(1448, 0.1, 1e-6, b), rel=0.01)
 
 
 def test_pftk_is_capped_by_the_receiver_window() -> None:
-    pftk = pftk_goodput_bps(1500, 0.1, 1e-8, rto_s=1.0, delayed_ack=True, max_window_pkts=100)
+    pftk = pftk_goodput_bps(1500, 0.1, 1e-8, rto_s=1.0, b=2, max_window_pkts=100)
     assert pftk == pytest.approx(100 * 1500 * 8 / 0.1, rel=0.01)
 
 
 def test_pftk_timeouts_cost_more_the_longer_the_rto() -> None:
-    short = pftk_goodput_bps(1448, 0.05, 0.05, rto_s=0.2, delayed_ack=True)
-    long = pftk_goodput_bps(1448, 0.05, 0.05, rto_s=2.0, delayed_ack=True)
+    short = pftk_goodput_bps(1448, 0.05, 0.05, rto_s=0.2, b=2)
+    long = pftk_goodput_bps(1448, 0.05, 0.05, rto_s=2.0, b=2)
     assert long < 0.6 * short
-    assert short < mathis_goodput_bps(1448, 0.05, 0.05, delayed_ack=True)
+    assert short < mathis_goodput_bps(1448, 0.05, 0.05, b=2)
 
 
 def test_reno_recovery_is_half_a_window_of_rtts() -> None:

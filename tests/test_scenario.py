@@ -187,7 +187,8 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
     assert described["flow"][0]["rtt"] == "20ms"
     assert described["flow"][0]["window"] == "100%bdp"
     assert described["flow"][0]["window_pkts"] == 17
-    assert described["flow"][0]["cc"] == {"name": "reno"}
+    # The algorithm's parameters as the core ran them: the registry's defaults filled in.
+    assert described["flow"][0]["cc"] == {"name": "reno", "abc": True, "abc_limit": 2.0}
     assert described["flow"][0]["route"] == ["bottleneck"]
 
 

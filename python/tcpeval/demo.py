@@ -11,7 +11,7 @@ from rich.table import Table
 
 from tcpeval.backends.sim import simulate
 from tcpeval.metrics import recovery_time
-from tcpeval.models import mathis_goodput_bps, reno_recovery_time_s
+from tcpeval.models import acked_per_increase, mathis_goodput_bps, reno_recovery_time_s
 from tcpeval.report.plots import write_plots
 from tcpeval.report.tables import summary_tables
 from tcpeval.result import Result
@@ -36,7 +36,8 @@ class LossLimited:
     scenario: str
     loss: float
     rtt: str
-    delayed_ack: bool
+    b: int
+    """Packets acknowledged per ACK that grows the window (models.acked_per_increase)."""
     simulated_mbps: float
     model_mbps: float
 
@@ -62,9 +63,12 @@ def run_examples(examples: Path, out: Path, console: Console) -> None:
 
 
 def recovery(scenario: Scenario, result: Result) -> Recovery | None:
-    """One Reno flow, ACK per packet, window limit W, one induced loss: back to W in (W/2)·RTT."""
+    """One Reno flow growing one packet per RTT (b = 1), window limit W, one induced loss:
+    back to W in (W/2)·RTT."""
     flow = _lone_reno_flow(scenario)
-    if flow is None or flow.delayed_ack or len(flow.drop_at) != 1:
+    if flow is None or len(flow.drop_at) != 1:
+        return None
+    if acked_per_increase(flow.delayed_ack, flow.cc.with_defaults()["abc"]) != 1:
         return None
     window = result.summary["scenario"]["flow"][0]["window_pkts"]
     if window is None:
@@ -84,14 +88,14 @@ def mathis(scenario: Scenario, result: Result) -> LossLimited | None:
     loss = scenario.links()[0][2].loss
     if flow is None or not isinstance(loss, float) or loss == 0:
         return None
-    model_bps = mathis_goodput_bps(flow.mss.bytes, flow.rtt.seconds, loss, flow.delayed_ack)
+    b = acked_per_increase(flow.delayed_ack, flow.cc.with_defaults()["abc"])
     return LossLimited(
         scenario=scenario.name,
         loss=loss,
         rtt=flow.rtt.given,
-        delayed_ack=flow.delayed_ack,
+        b=b,
         simulated_mbps=result.summary["flows"][0]["goodput_mbps"],
-        model_mbps=model_bps / 1e6,
+        model_mbps=mathis_goodput_bps(flow.mss.bytes, flow.rtt.seconds, loss, b) / 1e6,
     )
 
 
@@ -110,7 +114,7 @@ def mathis_table(rows: list[LossLimited]) -> Table:
     table.add_column("simulated Mb/s", justify="right")
     table.add_column("(MSS/RTT)·C/√p Mb/s", justify="right")
     for row in rows:
-        constant = "√(3/4)" if row.delayed_ack else "√(3/2)"
+        constant = "√(3/4)" if row.b == 2 else "√(3/2)"
         model = f"{row.model_mbps:.2f} (C = {constant})"
         table.add_row(row.scenario, f"{row.loss:g}", row.rtt, f"{row.simulated_mbps:.2f}", model)
     return table

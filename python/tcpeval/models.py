@@ -20,15 +20,22 @@ def bdp_pkts(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:
     return rate_bps * rtt_s / (8 * packet_bytes)
 
 
-def mathis_goodput_bps(mss_bytes: float, rtt_s: float, p: float, delayed_ack: bool) -> float:
+def acked_per_increase(delayed_ack: bool, counts_packets: bool) -> int:
+    """b of the Mathis and PFTK models: packets acknowledged by each ACK that grows the window
+    (congestion avoidance adds 1/b packet per RTT). 2 with delayed ACKs when the sender counts
+    ACKs (RFC 5681 as written); 1 with an ACK per packet, or when it counts packets (ABC,
+    RFC 3465, as Linux and every stack here by default)."""
+    return 2 if delayed_ack and not counts_packets else 1
+
+
+def mathis_goodput_bps(mss_bytes: float, rtt_s: float, p: float, b: int = 1) -> float:
     """Reno's steady-state goodput under periodic loss: (MSS/RTT)·C/√p.
 
     Mathis, Semke, Mahdavi, Ott, "The macroscopic behavior of the TCP congestion avoidance
-    algorithm", CCR 27(3), 1997. C = √(3/(2b)) with b packets acknowledged per ACK:
-    √(3/2) ≈ 1.22 when every packet is ACKed, √(3/4) ≈ 0.87 with delayed ACKs (b = 2).
+    algorithm", CCR 27(3), 1997. C = √(3/(2b)) (see `acked_per_increase`): √(3/2) ≈ 1.22 for
+    b = 1, √(3/4) ≈ 0.87 for delayed ACKs counted per ACK (b = 2).
     """
-    acked_per_ack = 2 if delayed_ack else 1
-    c = math.sqrt(3 / (2 * acked_per_ack))
+    c = math.sqrt(3 / (2 * b))
     return 8 * mss_bytes / rtt_s * c / math.sqrt(p)
 
 
@@ -37,15 +44,15 @@ def pftk_goodput_bps(
     rtt_s: float,
     p: float,
     rto_s: float,
-    delayed_ack: bool,
+    b: int = 1,
     max_window_pkts: float = math.inf,
 ) -> float:
     """Reno's goodput with timeouts and a receiver window: the full PFTK model (their eq. 31).
 
     Padhye, Firoiu, Towsley, Kurose, "Modeling TCP throughput: a simple model and its empirical
     validation", SIGCOMM 1998. Tends to Mathis as p → 0 and to Wmax/RTT when window-limited.
+    `b` as for `mathis_goodput_bps`.
     """
-    b = 2 if delayed_ack else 1
     q = 1 - p
     mean_window = (2 + b) / (3 * b) + math.sqrt(8 * q / (3 * b * p) + ((2 + b) / (3 * b)) ** 2)
     window_limited = mean_window >= max_window_pkts
@@ -62,8 +69,8 @@ def pftk_goodput_bps(
 def reno_recovery_time_s(window_pkts: float, rtt_s: float) -> float:
     """Time for Reno to regrow its window after one loss at window W: (W/2)·RTT.
 
-    Halved to W/2 by the loss, congestion avoidance adds one packet per RTT (ACK every packet;
-    twice as long with delayed ACK and no byte counting). algorithms.md §10.4.
+    Halved to W/2 by the loss, congestion avoidance adds one packet per RTT (an ACK per packet,
+    or packet counting; twice as long with delayed ACKs counted per ACK). algorithms.md §10.4.
     """
     return window_pkts / 2 * rtt_s
 

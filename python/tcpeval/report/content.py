@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpeval import models
 from tcpeval.report import figures
 from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
@@ -202,7 +203,8 @@ def response_panel(section: Section) -> Panel:
 
 def path_model(section: Section, frame: pd.DataFrame) -> figures.PathModel:
     """The models' parameters: the flows' median RTT, and MSS, minimum RTO and ACK policy of
-    the first flow of a run's scenario. The RTO is taken as RTT + minimum RTO (small variance)."""
+    the first flow of a run's scenario (b = 2 only for delayed ACKs counted per ACK, which
+    takes an algorithm with `abc = false`). The RTO is taken as RTT + minimum RTO."""
     rtt_s = float(np.median(frame["rtt_ms"])) / 1e3
     summary = section.run_dir(frame["run_id"].iloc[0]) / "summary.json"
     flow = json.loads(summary.read_text())["scenario"]["flow"][0] if summary.is_file() else {}
@@ -212,7 +214,9 @@ def path_model(section: Section, frame: pd.DataFrame) -> figures.PathModel:
         rtt_s=rtt_s,
         mss_bytes=float(flow.get("mss", DEFAULT_MSS.bytes)),
         rto_s=rtt_s + min_rto_s,
-        delayed_ack=bool(flow.get("delayed_ack", True)),
+        b=models.acked_per_increase(
+            bool(flow.get("delayed_ack", True)), bool(flow.get("cc", {}).get("abc", True))
+        ),
     )
 
 

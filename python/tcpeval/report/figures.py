@@ -149,7 +149,8 @@ class PathModel:
     rtt_s: float
     mss_bytes: float
     rto_s: float
-    delayed_ack: bool
+    b: int
+    """Packets acknowledged per ACK that grows the window (models.acked_per_increase)."""
 
     def window_pkts(self, goodput_bps: np.ndarray | float) -> np.ndarray | float:
         """An average window in packets from a goodput: goodput · RTT / (8 · MSS)."""
@@ -167,14 +168,12 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
     axes = figure.add_subplot()
     for stack, rows in points.groupby("stack", sort=False):
         axes.loglog(rows["p"], rows["window_pkts"], "o", label=str(stack), alpha=0.8)
-    ack = "delayed ACK" if path.delayed_ack else "ACK every packet"
     curves = {
-        f"Mathis ({ack})": [
-            models.mathis_goodput_bps(path.mss_bytes, path.rtt_s, q, path.delayed_ack) for q in p
+        f"Mathis (b = {path.b})": [
+            models.mathis_goodput_bps(path.mss_bytes, path.rtt_s, q, path.b) for q in p
         ],
         f"PFTK (RTO {path.rto_s:.2f} s)": [
-            models.pftk_goodput_bps(path.mss_bytes, path.rtt_s, q, path.rto_s, path.delayed_ack)
-            for q in p
+            models.pftk_goodput_bps(path.mss_bytes, path.rtt_s, q, path.rto_s, path.b) for q in p
         ],
     }
     for (name, goodputs), style in zip(curves.items(), ("-", "-."), strict=True):

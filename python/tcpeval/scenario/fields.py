@@ -116,3 +116,8 @@ class CongestionControl(BaseModel):
 
     def resolved(self) -> dict[str, Any]:
         return {"name": self.name, **self.params}
+
+    def with_defaults(self) -> dict[str, Any]:
+        """The algorithm as the core runs it: the registry's defaults, then those given."""
+        defaults = next(a["params"] for a in cc_algorithms() if a["name"] == self.name)
+        return {"name": self.name, **defaults, **self.params}

@@ -250,9 +250,9 @@ def _source(scenario: Scenario, table: Source) -> list[dict[str, Any]]:
 
 
 def describe(scenario: Scenario) -> dict[str, Any]:
-    """The scenario as the user wrote it, every default filled in (routes too), plus the
-    resolved limits: each link's `queue_pkts`/`queue_bytes` (and RED's thresholds in packets),
-    each [[flow]] group's `window_pkts`."""
+    """The scenario as the user wrote it, every default filled in (routes and the algorithms'
+    parameters too), plus the resolved limits: each link's `queue_pkts`/`queue_bytes` (and
+    RED's thresholds in packets), each [[flow]] group's `window_pkts`."""
     described = scenario.model_dump(mode="json")
     for (path, _, link), resolved in zip(scenario.links(), scenario.resolved_links(), strict=True):
         entry = described["bottleneck"] if path == "bottleneck" else described["link"][_at(path)]
@@ -263,6 +263,9 @@ def describe(scenario: Scenario) -> dict[str, Any]:
     for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
         kind = path.partition("[")[0]
         described[kind][_at(path)]["route"] = scenario.route(table)
+    for path, table in scenario.tcp_tables():
+        kind = path.partition("[")[0]
+        described[kind][_at(path)]["cc"] = table.cc.with_defaults()
     for group, entry in zip(scenario.flow, described["flow"], strict=True):
         entry["window_pkts"] = window_pkts(group, scenario.route_rate_bps(scenario.route(group)))
     return described

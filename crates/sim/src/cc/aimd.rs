@@ -21,7 +21,7 @@ pub struct AimdParams {
     pub a: f64,
     /// Fraction of the window given up on a congestion event. Default 0.5 (Reno).
     pub b: f64,
-    /// Count packets acknowledged instead of ACKs (RFC 3465). Default false, as Reno.
+    /// Count packets acknowledged instead of ACKs (RFC 3465). Default true, as Reno.
     pub abc: bool,
     /// L, the most packets one ACK may add in slow start under ABC (RFC 3465 §2.2: 2).
     pub abc_limit: f64,
@@ -32,7 +32,7 @@ impl Default for AimdParams {
         Self {
             a: 1.0,
             b: 0.5,
-            abc: false,
+            abc: true,
             abc_limit: 2.0,
         }
     }

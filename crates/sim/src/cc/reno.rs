@@ -5,10 +5,13 @@
 //! sender; this file only sets the window. Its rule is AIMD(1, 1/2), so Reno is built as
 //! [`Aimd`] with those constants: the two can never drift apart.
 //!
-//! Without ABC the window grows per ACK, as RFC 5681 writes it: `+1` per ACK in slow start and
+//! By default the window grows per packet acknowledged (ABC, at most `abc_limit` per ACK in
+//! slow start, RFC 3465 §2.2), as Linux (`tcp_slow_start`, `tcp_cong_avoid_ai`), ns-3 and every
+//! sender of the Hamilton testbed do (algorithms.md §0.1, §0.5), and as the other stacks here
+//! count: a baseline that counted differently would skew every comparison with it. Without
+//! ABC (`abc = false`) it grows per ACK, as RFC 5681 writes it: `+1` per ACK in slow start and
 //! `+1/cwnd` per ACK in congestion avoidance, so a delayed-ACK receiver halves the growth
-//! (the model behind Mathis' `sqrt(3/4)` constant). With ABC it grows per packet acknowledged
-//! (at most `abc_limit` per ACK in slow start, RFC 3465 §2.2), as Linux does.
+//! (the model behind Mathis' `sqrt(3/4)` constant).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +23,8 @@ use super::Init;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RenoParams {
-    /// Count packets acknowledged instead of ACKs (RFC 3465). Default false: RFC 5681 as written.
+    /// Count packets acknowledged instead of ACKs (RFC 3465). Default true, as Linux; false is
+    /// RFC 5681 as written.
     pub abc: bool,
     /// L, the most packets one ACK may add in slow start under ABC (RFC 3465 §2.2: 2).
     pub abc_limit: f64,
@@ -29,7 +33,7 @@ pub struct RenoParams {
 impl Default for RenoParams {
     fn default() -> Self {
         Self {
-            abc: false,
+            abc: true,
             abc_limit: 2.0,
         }
     }
@@ -141,6 +145,11 @@ mod tests {
         let mut r = reno(false);
         r.on_timeout(0, &path());
         assert_eq!((r.cwnd(), r.ssthresh()), (1.0, 5.0));
+    }
+
+    #[test]
+    fn packets_are_counted_by_default() {
+        assert!(RenoParams::default().abc);
     }
 
     #[test]

@@ -289,7 +289,11 @@ mod tests {
 
     #[test]
     fn delayed_acks_halve_the_acks_and_the_rfc5681_growth() {
-        let mut cc = reno();
+        let per_ack = RenoParams {
+            abc: false,
+            ..RenoParams::default()
+        };
+        let mut cc = reno::new(per_ack, &init(10.0));
         let rounds = Rounds::new(100.0).delayed_acks(2).run(&mut cc, 2, no_loss);
         assert_eq!(cwnds(&rounds), [15, 23]); // 10 + 5 ACKs; 15 + 8 ACKs (7 of 2, 1 of 1)
     }
