@@ -1,11 +1,12 @@
-//! The event queue: a binary heap of small plain events ordered by (time, insertion number),
-//! so simultaneous events run in the order they were scheduled and every run is repeatable.
+//! The event queue: a 4-ary min-heap of small plain events ordered by (time, insertion
+//! number), so simultaneous events run in the order they were scheduled and every run is
+//! repeatable.
 //!
 //! The heap stays small by design: each link keeps its packets in flight in its own FIFO and
 //! only the head sits here; each TCP timer is one deadline per connection (see `Timer`).
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! Every event is one push and one pop, the largest single cost of a run (profile: a third of
+//! a 10-flow BBR run with std's binary heap). Four children per node halve the depth, and the
+//! four sit side by side in memory, so a pop does half the moves for the same comparisons.
 
 /// Index of a flow (sender/receiver pair).
 pub type FlowId = u32;
@@ -44,44 +45,78 @@ struct Entry {
     event: Event,
 }
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
-        (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
+impl Entry {
+    fn before(&self, other: &Self) -> bool {
+        (self.time_ns, self.seq) < (other.time_ns, other.seq)
     }
 }
 
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
+/// Children of node `i` are `ARITY·i + 1 ..= ARITY·i + ARITY`.
+const ARITY: usize = 4;
 
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     next_seq: u64,
     popped: u64,
 }
 
 impl EventQueue {
     pub fn push(&mut self, time_ns: u64, event: Event) {
-        self.heap.push(Entry {
+        let entry = Entry {
             time_ns,
             seq: self.next_seq,
             event,
-        });
+        };
         self.next_seq += 1;
+        // Sift up: move parents down until the entry's place is found.
+        let mut at = self.heap.len();
+        self.heap.push(entry);
+        while at > 0 {
+            let parent = (at - 1) / ARITY;
+            if !entry.before(&self.heap[parent]) {
+                break;
+            }
+            self.heap[at] = self.heap[parent];
+            at = parent;
+        }
+        self.heap[at] = entry;
     }
 
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        let e = self.heap.pop()?;
+        let last = self.heap.pop()?;
         self.popped += 1;
-        Some((e.time_ns, e.event))
+        let Some(&first) = self.heap.first() else {
+            return Some((last.time_ns, last.event));
+        };
+        // Sift the last entry down from the root: move the earliest child up while it is
+        // earlier than that entry.
+        let len = self.heap.len();
+        let mut at = 0;
+        loop {
+            let first_child = ARITY * at + 1;
+            if first_child >= len {
+                break;
+            }
+            let end = (first_child + ARITY).min(len);
+            let mut earliest = first_child;
+            for child in first_child + 1..end {
+                if self.heap[child].before(&self.heap[earliest]) {
+                    earliest = child;
+                }
+            }
+            if !self.heap[earliest].before(&last) {
+                break;
+            }
+            self.heap[at] = self.heap[earliest];
+            at = earliest;
+        }
+        self.heap[at] = last;
+        Some((first.time_ns, first.event))
     }
 
     pub fn peek_time_ns(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.time_ns)
+        self.heap.first().map(|e| e.time_ns)
     }
 
     /// Events processed so far.
@@ -174,6 +209,39 @@ mod tests {
             ]
         );
         assert_eq!(q.events(), 4);
+    }
+
+    #[test]
+    fn pops_come_out_in_time_then_insertion_order_whatever_the_pushes() {
+        // A fixed pseudo-random sequence of pushes interleaved with pops, checked against a
+        // sort of everything pushed: (time, insertion number) ascending.
+        let mut q = EventQueue::default();
+        let mut pushed = Vec::new();
+        let mut popped = Vec::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..5_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let time_ns = popped.last().map_or(0, |&(t, _): &(u64, u32)| t) + x % 50;
+            q.push(time_ns, Event::FlowStart(i));
+            pushed.push((time_ns, i));
+            if x % 3 == 0 {
+                let (t, Event::FlowStart(id)) = q.pop().unwrap() else {
+                    unreachable!()
+                };
+                popped.push((t, id));
+            }
+        }
+        while let Some((t, Event::FlowStart(id))) = q.pop() {
+            popped.push((t, id));
+        }
+        // Nothing is pushed before the last pop, as in a simulation, so the pops come out
+        // sorted by time and, at equal times, by insertion number: the order of the sort.
+        assert!(popped.windows(2).all(|w| w[0] < w[1]), "out of order");
+        pushed.sort_unstable();
+        popped.sort_unstable();
+        assert_eq!(popped, pushed);
     }
 
     #[test]
