@@ -161,6 +161,19 @@ impl Scoreboard {
         if start >= end || self.highest_range_covers(start, end) {
             return; // nothing new: most blocks repeat what earlier ACKs reported
         }
+        if let Some(last) = self.sacked_ranges.back_mut() {
+            if last.0 <= start && start <= last.1 {
+                // The next most common case: the block extends the highest range (the
+                // receiver reports its newest block first, RFC 2018 §4). Nothing above that
+                // range is SACKed yet, so every segment the extension covers is new.
+                let from = last.1;
+                last.1 = end;
+                for seq in from..end {
+                    self.mark_sacked(seq, &mut delivered);
+                }
+                return;
+            }
+        }
         // Walk the gaps between the ranges already SACKed; only they hold new segments.
         let mut next_range = self.sacked_ranges.partition_point(|r| r.1 <= start);
         let mut cursor = start;
@@ -198,13 +211,6 @@ impl Scoreboard {
     }
 
     fn insert_sacked_range(&mut self, start: u64, end: u64) {
-        // The common case first: the block extends the highest range.
-        if let Some(last) = self.sacked_ranges.back_mut() {
-            if last.0 <= start && start <= last.1 {
-                last.1 = last.1.max(end);
-                return;
-            }
-        }
         let first = self.sacked_ranges.partition_point(|r| r.1 < start);
         let last = self.sacked_ranges.partition_point(|r| r.0 <= end);
         if first == last {
