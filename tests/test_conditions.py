@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import small_scenario
+from tcpeval import simulate
 from tcpeval.scenario import ScenarioError, describe, parse_scenario, resolution, resolve
 
 
@@ -183,6 +184,35 @@ def test_streams_stripe_each_transfer_over_its_own_flows() -> None:
     ]
 
 
+def _starts_ns(seed: int, **group: object) -> list[int]:
+    data = small_scenario() | {"seed": seed}
+    data["flow"][0] |= group
+    return [flow["start_ns"] for flow in _resolve(data)["flows"]]
+
+
+def test_start_jitter_draws_each_connection_start_from_the_seed() -> None:
+    jittered = {"start": "1s", "start_jitter": "500ms", "count": 4}
+    starts = _starts_ns(7, **jittered)
+    assert all(1_000_000_000 <= start < 1_500_000_000 for start in starts)
+    assert len(set(starts)) == 4  # each connection its own start
+    assert _starts_ns(7, **jittered) == starts  # the seed decides
+    assert _starts_ns(8, **jittered) != starts  # another repeat, other starts
+    assert _starts_ns(7, start="1s", count=4) == [1_000_000_000] * 4  # no jitter, no draw
+    streams = _starts_ns(7, start_jitter="1s", count=2, size="1MB", streams=3)
+    assert len(set(streams)) == 6  # every stream of every transfer
+
+
+def test_repeats_of_a_jittered_dumbbell_differ_and_a_seed_repeats_exactly() -> None:
+    data = small_scenario()
+    data["flow"][0]["start_jitter"] = "100ms"
+
+    def goodputs(seed: int) -> list[float]:
+        return [f["goodput_mbps"] for f in simulate(data | {"seed": seed}).summary["flows"]]
+
+    assert goodputs(1) != goodputs(2)
+    assert goodputs(1) == goodputs(1)
+
+
 def test_a_thousand_streams() -> None:
     data = small_scenario()
     data["flow"][0] |= {"size": "1GB", "streams": 1000, "count": 1}
@@ -311,6 +341,13 @@ def _with(table: str, entry: dict[str, Any]) -> Any:
 
 
 BAD = [
+    (
+        "stop before the latest start",
+        lambda d: d["flow"][0].update(start="1s", start_jitter="1s", stop="1.5s"),
+        "flow[0].stop",
+        "1.5s",
+        "must be later than start (1s + 1s)",
+    ),
     (
         "unknown route link",
         lambda d: d["flow"][0].update(route=["wan"]),

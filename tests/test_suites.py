@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tcpeval import simulate
 from tcpeval.scenario import ScenarioError
 from tcpeval.scenario.loading import parse_scenario
 from tcpeval.suites import Suite, available, grid_of, load_suite
+from tcpeval.sweep.grid import expand, load_grid
 
 ALL = available()
 
@@ -35,6 +37,23 @@ def test_every_grid_compares_the_stack_with_the_baseline(name: str, quick: bool)
         assert points * grid["repeats"] >= 2
         if quick:
             assert grid["repeats"] == test.quick.repeats
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_repeats_are_different_runs(name: str) -> None:
+    """A test repeated with other seeds must have a random process (loss, background, start
+    jitter), or its repeats are one run several times: the first 20 s of the first two repeats
+    of the grid's first point."""
+    suite = load_suite(name)
+    for test in suite.test:
+        grid = grid_of(test, suite, ["reno"], quick=False)
+        if grid["repeats"] == 1:
+            continue
+        first, second = expand(load_grid(grid))[:2]
+        flows = [
+            simulate(run.scenario | {"duration": "20s"}).summary["flows"] for run in (first, second)
+        ]
+        assert flows[0] != flows[1], f"{name}/{test.name}: repeats are the same run"
 
 
 def test_the_quick_hamilton_grid_is_smaller_than_the_full_one() -> None:

@@ -150,15 +150,34 @@ def _group_flows(
         "source_rate_bps": None if table.source_rate is None else table.source_rate.bps,
         "sink_rate_bps": None if table.sink_rate is None else table.sink_rate.bps,
     }
+    starts = start_times_ns(scenario.seed, group, table, table.count * table.streams)
     if table.size is None:
-        return [dict(flow) for _ in range(table.count)], []
-    shares = stream_bytes(table.size.bytes, table.streams)
-    flows = [flow | {"size_bytes": share} for _ in range(table.count) for share in shares]
+        return [flow | {"start_ns": start} for start in starts], []
+    shares = stream_bytes(table.size.bytes, table.streams) * table.count
+    flows = [
+        flow | {"size_bytes": share, "start_ns": start}
+        for share, start in zip(shares, starts, strict=True)
+    ]
     streams = table.streams
     striped = [
         (list(range(t * streams, (t + 1) * streams)), table.size.bytes) for t in range(table.count)
     ]
     return flows, striped
+
+
+START_JITTER_STREAM = 1
+"""Tells the start-jitter draws apart from the seed's other uses (web flows use seed + index)."""
+
+
+def start_times_ns(seed: int, group: int, table: FlowGroup, connections: int) -> list[int]:
+    """When each connection of a group starts: `start`, plus a uniform draw below
+    `start_jitter` from the seed and the group's number, so a seed always gives the same
+    starts and adding a group does not move another's."""
+    start, jitter = table.start.ns, table.start_jitter.ns
+    if jitter == 0:
+        return [start] * connections
+    rng = np.random.default_rng([seed, START_JITTER_STREAM, group])
+    return [start + int(offset) for offset in rng.integers(0, jitter, size=connections)]
 
 
 def stream_bytes(size: int, streams: int) -> list[int]:

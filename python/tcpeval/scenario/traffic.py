@@ -92,9 +92,17 @@ class FlowGroup(TcpTraffic):
     start: NonNegativeTime = Field(
         default=parse_duration("0s"), description="Time the sender starts. Default: 0s."
     )
+    start_jitter: NonNegativeTime = Field(
+        default=parse_duration("0s"),
+        description="Each connection of the group starts a random time below this after "
+        "start, drawn from the seed: without it a drop-tail dumbbell has no random process, "
+        "and repeats with different seeds are the same run (its phase effects are fixed). "
+        "Default: 0s.",
+    )
     stop: NonNegativeTime | None = Field(
         default=None,
-        description="Time the sender stops; later than start. Default: run to the end.",
+        description="Time the sender stops; later than start + start_jitter. Default: run to "
+        "the end.",
     )
     size: SizeField | None = Field(
         default=None, description="Bytes to transfer, then stop. Default: bulk (unlimited)."
@@ -150,7 +158,13 @@ class FlowGroup(TcpTraffic):
         return self.mss.bytes + HEADER_BYTES
 
     def check(self, path: str) -> None:
-        _check_window(path, self.start, self.stop)
+        jitter = self.start_jitter
+        latest_start = (
+            Duration(f"{self.start.given} + {jitter.given}", self.start.ns + jitter.ns)
+            if jitter.ns
+            else self.start
+        )
+        _check_window(path, latest_start, self.stop)
         window = self.window
         if window is not None and window.bytes is not None and window.bytes < self.mss.bytes:
             reason = f"is smaller than one segment (mss {self.mss.bytes} B)"
