@@ -5,7 +5,9 @@
 //! sampling and round counting; a controller owns cwnd, ssthresh, its pacing rate and its own
 //! model. The sender guarantees:
 //!
-//! 1. `on_congestion` is called at most once per window of data (RFC 6582 `recover`).
+//! 1. `on_congestion` is called at most once per window of data (RFC 6582 `recover`), and
+//!    again when a retransmission sent after that reduction is lost (RFC 5681 §4.3): at most
+//!    once per round trip.
 //! 2. `on_ack` is called for every ACK that newly acknowledges or SACKs data, in every
 //!    `CaState`, so samples are never lost; growth belongs outside Recovery/CWR and only
 //!    when cwnd-limited — [`common::may_grow`] says so.
@@ -105,7 +107,7 @@ pub struct Path {
     pub round: u64,
 }
 
-/// The first loss of a window of data.
+/// The first loss of a window of data, or a lost retransmission (RFC 5681 §4.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CongestionEvent {
     pub now_ns: u64,
@@ -127,7 +129,8 @@ pub struct Init {
 pub trait CongestionControl: Debug + Send {
     /// Every ACK that advances snd_una or SACKs new data, in every `CaState`.
     fn on_ack(&mut self, ack: &Ack, path: &Path);
-    /// Once per congestion episode (the first loss of a window): reduce here.
+    /// Once per congestion episode (the first loss of a window, or a lost retransmission):
+    /// reduce here.
     fn on_congestion(&mut self, ev: &CongestionEvent, path: &Path);
     /// The retransmission timer fired; the sender has entered Loss.
     fn on_timeout(&mut self, now_ns: u64, path: &Path);

@@ -7,7 +7,8 @@
 //! segment lost; duplicate ACKs stand in for SACKed segments in `pipe`, as in Linux). Either
 //! way the controller is told once per window (`on_congestion`) and sets cwnd = ssthresh;
 //! the window is not inflated. A retransmission found lost (RACK, RFC 8985 §6.2) is a second
-//! indication of congestion and lowers the window again (RFC 5681 §4.3). Timeouts follow RFC 6298 (see `rtt.rs`).
+//! indication of congestion and lowers the window again (RFC 5681 §4.3). Timeouts follow
+//! RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
 use super::rate::RateSampler;
