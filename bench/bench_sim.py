@@ -1,10 +1,11 @@
 """Simulator speed on the reference dumbbell: 1 Gb/s, 100 ms, queue = 1 BDP, 30 s.
 
-    python bench/bench_sim.py [--cc cubic]
+    python bench/bench_sim.py [--cc reno cubic bbr]
 
-Prints, for one flow and for ten: packets delivered, events, wall seconds (timed inside the
-core, so Python start-up is not counted) and the rates per wall-second. A benchmark prints
-numbers for people to compare; it asserts nothing.
+Prints, for one flow and for ten of each algorithm: packets delivered, events, wall seconds
+(timed inside the core, so Python start-up is not counted) and the rates per wall-second, and
+each algorithm's 10-flow rate as a share of the first one's. A benchmark prints numbers for
+people to compare; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,22 +33,31 @@ ROW = "{:<14}{:>16}{:>14}{:>9}{:>14}{:>14}"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = [algorithm["name"] for algorithm in cc_algorithms()]
-    parser.add_argument("--cc", default="reno", choices=names, help="default: reno")
-    cc = parser.parse_args().cc
+    parser.add_argument(
+        "--cc", nargs="+", default=["reno"], choices=names, help="default: reno", metavar="CC"
+    )
+    stacks = parser.parse_args().cc
     print(ROW.format("case", "delivered pkts", "events", "wall s", "pkts/wall-s", "events/wall-s"))
-    for flows in (1, 10):
-        sim = simulate(dumbbell(cc, flows)).summary["sim"]
-        delivered, events, wall_s = sim["packets_delivered"], sim["events"], sim["wall_seconds"]
-        print(
-            ROW.format(
-                f"{flows} x {cc}",
-                f"{delivered:,}",
-                f"{events:,}",
-                f"{wall_s:.2f}",
-                f"{delivered / wall_s:,.0f}",
-                f"{events / wall_s:,.0f}",
+    ten_flow_rates = {}
+    for cc in stacks:
+        for flows in (1, 10):
+            sim = simulate(dumbbell(cc, flows)).summary["sim"]
+            delivered, events, wall_s = sim["packets_delivered"], sim["events"], sim["wall_seconds"]
+            print(
+                ROW.format(
+                    f"{flows} x {cc}",
+                    f"{delivered:,}",
+                    f"{events:,}",
+                    f"{wall_s:.2f}",
+                    f"{delivered / wall_s:,.0f}",
+                    f"{events / wall_s:,.0f}",
+                )
             )
-        )
+        ten_flow_rates[cc] = delivered / wall_s
+    reference = stacks[0]
+    for cc, rate in list(ten_flow_rates.items())[1:]:
+        share = rate / ten_flow_rates[reference]
+        print(f"10 x {cc}: {share:.0%} of {reference}'s delivered packets per wall-second")
 
 
 if __name__ == "__main__":
