@@ -1,0 +1,31 @@
+"""The suites' measures on real runs, against the models they should reproduce."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpeval import simulate
+from tcpeval.models import mathis_goodput_bps
+from tcpeval.suites.measures import response
+
+MSS_BYTES = 1448
+RTT_S = 0.1
+
+
+def test_the_response_measure_is_reno_s_long_run_window_as_mathis_predicts() -> None:
+    # The response suite's path at p = 1e-6: slow start overshoots far above Mathis' window
+    # (1225 packets) and takes minutes to come down, so the whole run's average is 1.8 times
+    # the model; the second half is within the ±20% the issue allows for Mathis.
+    p = 1e-6
+    result = simulate(
+        {
+            "duration": "600s",
+            "sample_interval": "1s",
+            "bottleneck": {"rate": "10Gbps", "queue": "1000000pkt", "loss": p},
+            "flow": [{"cc": "reno", "rtt": "100ms", "delayed_ack": False}],
+        }
+    )
+    mathis_window = mathis_goodput_bps(MSS_BYTES, RTT_S, p, b=1) * RTT_S / (8 * MSS_BYTES)
+    measured = response(result)
+    assert measured["window_pkts"] == pytest.approx(mathis_window, rel=0.2)
+    assert measured["loss_rate"] == pytest.approx(p, rel=0.5)
