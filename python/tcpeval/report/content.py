@@ -192,10 +192,15 @@ def response_panel(section: Section) -> Panel:
             f"or have fewer than {RESPONSE_POINTS_MIN} values.",
         )
     path = path_model(section, frame)
-    windows = frame["goodput_mbps"] * 1e6 * frame["rtt_ms"] / 1e3 / (8 * path.mss_bytes)
-    points = frame.assign(window_pkts=windows)[["stack", "p", "window_pkts"]]
+    if "window_pkts" in frame:  # the response measure: after the start-up transient
+        points = frame[["stack", "p", "window_pkts"]]
+        measured = "long-run average window (the run's second half)"
+    else:
+        windows = frame["goodput_mbps"] * 1e6 * frame["rtt_ms"] / 1e3 / (8 * path.mss_bytes)
+        points = frame.assign(window_pkts=windows)[["stack", "p", "window_pkts"]]
+        measured = "average window"
     caption = (
-        f"Each flow's average window (goodput × base RTT / MSS) against {x_label}; models for "
+        f"Each flow's {measured} (goodput × base RTT / MSS) against {x_label}; models for "
         f"RTT {path.rtt_s * 1e3:.0f} ms, MSS {path.mss_bytes:.0f} B."
     )
     return Panel(title, caption, figures.response_function(points, x_label, path))
