@@ -6,7 +6,7 @@ import pytest
 
 from tcpeval import simulate
 from tcpeval.models import mathis_goodput_bps
-from tcpeval.suites.measures import response
+from tcpeval.suites.measures import efficiency, impact, response
 
 MSS_BYTES = 1448
 RTT_S = 0.1
@@ -29,3 +29,29 @@ def test_the_response_measure_is_reno_s_long_run_window_as_mathis_predicts() -> 
     measured = response(result)
     assert measured["window_pkts"] == pytest.approx(mathis_window, rel=0.2)
     assert measured["loss_rate"] == pytest.approx(p, rel=0.5)
+
+
+def _two_flows(first: dict[str, object], second: dict[str, object]) -> dict[str, object]:
+    """10 Mb/s, 20 ms, 100 s, a buffer of one BDP."""
+    return {
+        "duration": "100s",
+        "sample_interval": "1s",
+        "bottleneck": {"rate": "10Mbps", "queue": "100%bdp"},
+        "flow": [{"rtt": "20ms"} | first, {"rtt": "20ms"} | second],
+    }
+
+
+def test_the_impact_measure_counts_the_standard_flows_long_run_goodput() -> None:
+    # The last group's stack (CUBIC) is the standard one. The new flow leaves at 50 s, and
+    # the standard flow has the whole link (9.65 Mb/s of payload) for the second half; over
+    # the whole run it averages about 7.
+    scenario = _two_flows({"cc": "reno", "stop": "50s"}, {"cc": "cubic"})
+    measured = impact(simulate(scenario))
+    assert measured["standard_mean_mbps"] == pytest.approx(9.65, rel=0.05)
+
+
+def test_the_efficiency_measure_is_the_long_run_utilisation() -> None:
+    scenario = _two_flows({"cc": "reno", "start": "50s"}, {"cc": "reno", "start": "50s"})
+    result = simulate(scenario)
+    assert result.summary["bottleneck"]["utilization"] < 0.55  # idle for the first half
+    assert efficiency(result)["utilization"] > 0.9

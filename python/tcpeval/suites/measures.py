@@ -13,7 +13,7 @@ from typing import Any
 
 from tcpeval import metrics
 from tcpeval.result import Result
-from tcpeval.units import parse_size
+from tcpeval.units import parse_rate, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
@@ -75,8 +75,12 @@ def convergence(result: Result) -> dict[str, float]:
 
 
 def efficiency(result: Result) -> dict[str, float]:
-    """Utilisation of the bottleneck over the run."""
-    return {"utilization": float(result.summary["bottleneck"]["utilization"])}
+    """Long-run utilisation of the bottleneck: over the second half of the run."""
+    end_s = _duration_s(result)
+    link = result.summary["bottleneck"]["name"]
+    rate_bps = _link_rate_bps(result, link)
+    used = metrics.utilization(result.links, rate_bps, link=link, start_s=end_s / 2, end_s=end_s)
+    return {"utilization": used}
 
 
 def response(result: Result) -> dict[str, float]:
@@ -92,12 +96,12 @@ def response(result: Result) -> dict[str, float]:
 
 
 def impact(result: Result) -> dict[str, float]:
-    """The mean goodput of the standard flows: the last group's stack, and group 0 too when it
-    runs the same one (the baseline run). Baseline over stack gives the BW impact
+    """The mean long-run goodput of the standard flows: the last group's stack, and group 0
+    too when it runs the same one (the baseline run). Baseline over stack gives the BW impact
     (methodology.md §2.1, reading 2)."""
     flows = result.summary["flows"]
     standard = flows[-1]["cc"]
-    rates = [f["goodput_mbps"] for f in flows if f["cc"] == standard]
+    rates = [_second_half_mbps(result, f["id"]) for f in flows if f["cc"] == standard]
     return {"standard_mean_mbps": sum(rates) / len(rates)}
 
 
@@ -113,6 +117,15 @@ def completion(result: Result) -> dict[str, float]:
 def goodput(result: Result) -> dict[str, float]:
     """Goodput of flow 0 over the run."""
     return {"goodput_mbps": float(result.summary["flows"][0]["goodput_mbps"])}
+
+
+def _link_rate_bps(result: Result, name: str) -> float:
+    """The rate of link `name` as the scenario declares it ([bottleneck] is link 0)."""
+    scenario = result.summary["scenario"]
+    declared = list(scenario["link"])
+    if scenario.get("bottleneck"):
+        declared.insert(0, {"name": "bottleneck", **scenario["bottleneck"]})
+    return parse_rate(next(link["rate"] for link in declared if link["name"] == name)).bps
 
 
 def _mss_bytes(result: Result) -> float:
