@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpeval.report.content import axis_order, box_panel, chosen_runs, heatmap_panel
+from tcpeval.report.content import (
+    axis_order,
+    box_panel,
+    chosen_runs,
+    heatmap_panel,
+    rtt_unfairness_panels,
+)
 from tcpeval.report.dataset import Section
 
 RATES = {"100Mbps": 100e6, "10Mbps": 10e6, "250Mbps": 250e6}
@@ -70,3 +76,32 @@ def test_box_plots_say_how_many_repeats_each_box_spans() -> None:
     assert "(2 per point)" in panel.caption
     no_axes = box_panel(section(frame()[frame()["repeat"] == 0], []), "jain_index")
     assert "one repeat per point" not in no_axes.caption  # 6 runs per stack at the one point
+
+
+def rtt_frame(exponents: dict[str, float]) -> pd.DataFrame:
+    """Runs measured as the RTT-unfairness test does, each stack exactly following
+    x1/x0 = (RTT0/RTT1)^k, two rows (flows) per run; one starved run."""
+    rows = []
+    for stack, k in exponents.items():
+        for rtt_ratio in (0.5, 2.0, 4.0, 8.0):
+            for flow in (0, 1):
+                rows.append(
+                    {
+                        "run_id": f"{stack}-{rtt_ratio}",
+                        "stack": stack,
+                        "id": flow,
+                        "rtt_ratio": rtt_ratio,
+                        "goodput_ratio": rtt_ratio**-k,
+                    }
+                )
+    starved = {"run_id": "reno-starved", "stack": "reno", "rtt_ratio": 8.0, "goodput_ratio": 0.0}
+    return pd.DataFrame([*rows, starved | {"id": 0}, starved | {"id": 1}])
+
+
+def test_rtt_unfairness_shows_each_stacks_fitted_exponent() -> None:
+    [panel] = rtt_unfairness_panels(section(rtt_frame({"reno": 2.0, "cubic": 0.5}), []))
+    assert panel.figure is not None
+    legend = [t.get_text() for t in panel.figure.axes[0].get_legend().get_texts()]
+    assert legend[:2] == ["reno: k = 2.00", "cubic: k = 0.50"]
+    assert "left out (1 run)" in panel.caption
+    assert rtt_unfairness_panels(section(frame(), [])) == []  # other measures: no panel

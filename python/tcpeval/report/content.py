@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcpeval import models
+from tcpeval import metrics, models
 from tcpeval.report import figures
 from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
@@ -89,6 +89,7 @@ def section_view(section: Section, data: ReportData, verdicts: Sequence[Verdict]
         *(box_panel(section, m) for m in drawn),
         time_series_panel(section),
         response_panel(section),
+        *rtt_unfairness_panels(section),
     ]
     return SectionView(section, tabled, stack_rows(section, tabled, mine), panels)
 
@@ -204,6 +205,33 @@ def response_panel(section: Section) -> Panel:
         f"RTT {path.rtt_s * 1e3:.0f} ms, MSS {path.mss_bytes:.0f} B."
     )
     return Panel(title, caption, figures.response_function(points, x_label, path))
+
+
+def rtt_unfairness_panels(section: Section) -> list[Panel]:
+    """For the RTT-unfairness measure: each run's throughput ratio against its RTT ratio, and
+    each stack's exponent k (metrics.rtt_unfairness_exponent); none for other sweeps."""
+    if not {"goodput_ratio", "rtt_ratio"} <= set(section.frame.columns):
+        return []
+    title = "RTT unfairness"
+    runs = section.frame.drop_duplicates("run_id")
+    usable = runs[np.isfinite(runs["goodput_ratio"]) & (runs["goodput_ratio"] > 0)]
+    exponents = {}
+    for stack, rows in usable.groupby("stack", sort=False):
+        if (rows["rtt_ratio"] != 1).any():
+            exponents[str(stack)] = metrics.rtt_unfairness_exponent(
+                1 / rows["rtt_ratio"], rows["goodput_ratio"]
+            )
+    if not exponents:
+        return [Panel(title, note="No RTT-unfairness exponent: no run had two different RTTs.")]
+    points = usable[usable["stack"].isin(list(exponents))]
+    starved = len(runs) - len(usable)
+    caption = (
+        "Each run's throughput ratio of its two flows against their RTT ratio, and each "
+        "stack's exponent k fitted by least squares; standard TCP's reference is k ≈ 2 with "
+        "synchronised losses, 1 without (methodology.md §1.5). A starved flow has no ratio "
+        f"and is left out ({starved} run{'' if starved == 1 else 's'})."
+    )
+    return [Panel(title, caption, figures.rtt_unfairness(points, exponents))]
 
 
 def path_model(section: Section, frame: pd.DataFrame) -> figures.PathModel:

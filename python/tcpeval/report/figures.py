@@ -1,5 +1,5 @@
 """Sweep-level figures: heatmaps over the grid, box plots over repeats, time series of chosen
-runs and the response function beside the models.
+runs, the response function beside the models and RTT unfairness with its fitted exponent.
 
 Each function takes the numbers it draws and returns a matplotlib Figure built with the object
 API (no pyplot, no display). Choosing what to draw, and saying why a figure is missing, is the
@@ -185,6 +185,33 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
         p, [models.scalable_response_window_pkts(q) for q in p], ":", label="Scalable (0.08/p)"
     )
     axes.set(xlabel=x_label, ylabel="average window (packets)", title="response function")
+    axes.grid(alpha=0.3, which="both")
+    axes.legend(fontsize="small")
+    return figure
+
+
+def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
+    """Log-log throughput ratio x1/x0 against RTT ratio RTT1/RTT0, one colour per stack, with
+    each stack's fitted (RTT0/RTT1)^k and the k = 1 and k = 2 references.
+
+    `points` has columns stack, rtt_ratio, goodput_ratio; `exponents` maps stack to k.
+    """
+    figure = Figure(figsize=(8, 5.5), layout="constrained")
+    axes = figure.add_subplot()
+    span = np.geomspace(points["rtt_ratio"].min() / 1.2, points["rtt_ratio"].max() * 1.2, 50)
+    for (stack, rows), colour in zip(
+        points.groupby("stack", sort=False), _colours(len(exponents)), strict=True
+    ):
+        k = exponents[str(stack)]
+        axes.loglog(rows["rtt_ratio"], rows["goodput_ratio"], "o", color=colour, alpha=0.8)
+        axes.loglog(span, span**-k, "-", color=colour, label=f"{stack}: k = {k:.2f}")
+    for k, style in ((1, ":"), (2, "--")):
+        axes.loglog(span, span**-k, style, color="grey", linewidth=1, label=f"1/RTT^{k}")
+    axes.set(
+        xlabel="RTT ratio RTT1/RTT0",
+        ylabel="throughput ratio x1/x0",
+        title="RTT unfairness: x1/x0 = (RTT0/RTT1)^k",
+    )
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize="small")
     return figure
