@@ -55,3 +55,15 @@ def test_the_efficiency_measure_is_the_long_run_utilisation() -> None:
     result = simulate(scenario)
     assert result.summary["bottleneck"]["utilization"] < 0.55  # idle for the first half
     assert efficiency(result)["utilization"] > 0.9
+
+
+def test_stability_is_near_zero_for_steady_flows_and_not_for_a_sawtooth() -> None:
+    # Two windows of 5 packets where the path holds 17: nothing queues, goodput and RTT are
+    # flat. Reno filling a one-BDP buffer saws its queue between empty and full, so its RTT
+    # swings up to twice the base (its goodput stays steady: the link never idles).
+    steady = _two_flows({"cc": "reno", "window": "5pkt"}, {"cc": "reno", "window": "5pkt"})
+    calm = efficiency(simulate(steady))
+    swinging = efficiency(simulate(_two_flows({"cc": "reno"}, {"cc": "reno"})))
+    assert calm["throughput_cov"] < 0.02
+    assert calm["rtt_cov"] < 0.02
+    assert swinging["rtt_cov"] > 0.1

@@ -27,6 +27,8 @@ TABLE_METRICS = (
     "bottleneck_utilization",
     "retransmission_rate",
     "bottleneck_mean_queue_pkts",
+    "throughput_cov",
+    "rtt_cov",
 )
 FIGURE_METRICS = ("jain_index", "bottleneck_utilization")
 """Drawn when no rule names a metric of the sweep."""

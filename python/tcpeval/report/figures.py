@@ -34,6 +34,8 @@ LABELS = {
     "standard_share": "standard flow's share",
     "convergence_s": "convergence time (s)",
     "window_pkts": "average window (packets)",
+    "throughput_cov": "throughput CoV (1 s bins)",
+    "rtt_cov": "RTT CoV",
 }
 BOX_POINTS_MAX = 40  # beyond this the boxes are too thin to read
 

@@ -11,9 +11,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tcpeval import metrics
 from tcpeval.result import Result
-from tcpeval.units import parse_rate, parse_size
+from tcpeval.units import parse_duration, parse_rate, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
@@ -29,10 +31,29 @@ def _second_half_mbps(result: Result, flow: int) -> float:
     return metrics.mean_goodput_mbps(result.flows, flow, start_s=end_s / 2, end_s=end_s)
 
 
+def _stability(result: Result) -> dict[str, float]:
+    """Long-run stability, averaged over the flows: the coefficient of variation of each
+    flow's goodput in bins of at least 1 s, and of its smoothed RTT (Li's "stability",
+    RFC 5166 §2.5; methodology.md §1.5, §7)."""
+    end_s = _duration_s(result)
+    sample_s = parse_duration(result.summary["scenario"]["sample_interval"]).seconds
+    bin_s = sample_s * math.ceil(1.0 / sample_s)  # a whole number of samples
+    flows = [f["id"] for f in result.summary["flows"]]
+    window = {"start_s": end_s / 2, "end_s": end_s}
+    throughput = [metrics.throughput_cov(result.flows, f, bin_s, **window) for f in flows]
+    rtt = [metrics.rtt_cov(result.flows, f, **window) for f in flows]
+    return {"throughput_cov": float(np.mean(throughput)), "rtt_cov": float(np.mean(rtt))}
+
+
 def fairness(result: Result) -> dict[str, float]:
-    """Two like flows: the ratio of their long-run goodputs (min/max) and Jain's index."""
+    """Two like flows: the ratio of their long-run goodputs (min/max), Jain's index, and their
+    stability."""
     x = [_second_half_mbps(result, f) for f in (0, 1)]
-    return {"throughput_ratio": metrics.throughput_ratio(*x), "jain_index": metrics.jain_index(x)}
+    return {
+        "throughput_ratio": metrics.throughput_ratio(*x),
+        "jain_index": metrics.jain_index(x),
+        **_stability(result),
+    }
 
 
 def rtt_unfairness(result: Result) -> dict[str, float]:
@@ -75,12 +96,13 @@ def convergence(result: Result) -> dict[str, float]:
 
 
 def efficiency(result: Result) -> dict[str, float]:
-    """Long-run utilisation of the bottleneck: over the second half of the run."""
+    """Long-run utilisation of the bottleneck (over the second half of the run), and the
+    flows' stability."""
     end_s = _duration_s(result)
     link = result.summary["bottleneck"]["name"]
     rate_bps = _link_rate_bps(result, link)
     used = metrics.utilization(result.links, rate_bps, link=link, start_s=end_s / 2, end_s=end_s)
-    return {"utilization": used}
+    return {"utilization": used, **_stability(result)}
 
 
 def response(result: Result) -> dict[str, float]:
