@@ -67,3 +67,10 @@ def test_stability_is_near_zero_for_steady_flows_and_not_for_a_sawtooth() -> Non
     assert calm["throughput_cov"] < 0.02
     assert calm["rtt_cov"] < 0.02
     assert swinging["rtt_cov"] > 0.1
+
+
+def test_a_flow_silent_in_the_second_half_has_no_stability_and_does_not_stop_the_others() -> None:
+    # Flow 0 stops at 40 s of 100: its goodput CoV is undefined, flow 1's stands alone.
+    measured = efficiency(simulate(_two_flows({"cc": "reno", "stop": "40s"}, {"cc": "reno"})))
+    assert 0 <= measured["throughput_cov"] < 0.1
+    assert measured["rtt_cov"] >= 0

@@ -280,11 +280,10 @@ def describe(scenario: Scenario) -> dict[str, Any]:
             aqm = resolved["aqm"]
             entry["aqm"] |= {"min_th_pkts": aqm["min_th_pkts"], "max_th_pkts": aqm["max_th_pkts"]}
     for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
-        kind = path.partition("[")[0]
-        described[kind][_at(path)]["route"] = scenario.route(table)
-    for path, table in scenario.tcp_tables():
-        kind = path.partition("[")[0]
-        described[kind][_at(path)]["cc"] = table.cc.with_defaults()
+        entry = described[path.partition("[")[0]][_at(path)]
+        entry["route"] = scenario.route(table)
+        if isinstance(table, TcpTraffic):
+            entry["cc"] = table.cc.with_defaults()
     for group, entry in zip(scenario.flow, described["flow"], strict=True):
         entry["window_pkts"] = window_pkts(group, scenario.route_rate_bps(scenario.route(group)))
     return described

@@ -40,9 +40,23 @@ def _stability(result: Result) -> dict[str, float]:
     bin_s = sample_s * math.ceil(1.0 / sample_s)  # a whole number of samples
     flows = [f["id"] for f in result.summary["flows"]]
     window = {"start_s": end_s / 2, "end_s": end_s}
-    throughput = [metrics.throughput_cov(result.flows, f, bin_s, **window) for f in flows]
-    rtt = [metrics.rtt_cov(result.flows, f, **window) for f in flows]
-    return {"throughput_cov": float(np.mean(throughput)), "rtt_cov": float(np.mean(rtt))}
+    throughput = [_defined(metrics.throughput_cov, result.flows, f, bin_s, **window) for f in flows]
+    rtt = [_defined(metrics.rtt_cov, result.flows, f, **window) for f in flows]
+    return {"throughput_cov": _mean_of_defined(throughput), "rtt_cov": _mean_of_defined(rtt)}
+
+
+def _defined(cov: Callable[..., float], *args: Any, **kwargs: Any) -> float:
+    """A coefficient of variation, NaN where it has none: a flow that delivered nothing in the
+    window (stopped or starved) has a zero mean."""
+    try:
+        return cov(*args, **kwargs)
+    except ValueError:
+        return math.nan
+
+
+def _mean_of_defined(values: list[float]) -> float:
+    defined = [v for v in values if not math.isnan(v)]
+    return float(np.mean(defined)) if defined else math.nan
 
 
 def fairness(result: Result) -> dict[str, float]:
