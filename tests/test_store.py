@@ -10,6 +10,7 @@ import pytest
 import tcpeval
 from helpers import small_scenario
 from tcpeval import store
+from tcpeval.suites.runner import run_suite
 from tcpeval.sweep.tomlwriter import dumps
 
 
@@ -101,3 +102,19 @@ def test_grid_toml_round_trips() -> None:
     }
     document["base"]["flow"][0]["drop_at"] = ["1s", "2s"]
     assert tomllib.loads(dumps(document)) == document
+
+
+def test_a_suite_directory_loads_every_test_with_its_measures(tmp_path: Path) -> None:
+    # The quick streams suite with the baseline as the stack: one test, two runs of one
+    # striped transfer (1 and 8 streams).
+    run_suite("streams", "reno", tmp_path / "suite", quick=True, jobs=1)
+    frame = tcpeval.load(tmp_path / "suite")
+    assert set(frame["test"]) == {"streams"}
+    assert frame["run_id"].nunique() == 2
+    assert len(frame) == 1 + 8  # one row per flow
+    assert (frame["completion_s"] > 0).all()  # the measure, joined to each run's rows
+
+
+def test_a_directory_that_holds_nothing_of_ours_is_named_in_the_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path}: is not a result, sweep or suite"):
+        tcpeval.load(tmp_path)

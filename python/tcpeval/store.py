@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 
 from tcpeval import result
+from tcpeval.suites.layout import MEASURES_FILE, SUITE_FILE
 from tcpeval.sweep.rundir import ERROR_FILE, PARAMS_FILE, RUNS_DIR, SUMMARY_TABLE
 from tcpeval.sweep.runner import GRID_FILE
 from tcpeval.sweep.tomlwriter import value_text
@@ -34,10 +35,39 @@ _IN_BASE_UNITS: tuple[Callable[[str], float], ...] = (
 
 def load(directory: str | Path) -> pd.DataFrame | result.Result:
     """A sweep directory (one with grid.toml) as one tidy DataFrame, one row per flow per
-    successful run; any other directory as the single Result saved there."""
-    if not is_sweep(directory):
-        return result.load(directory)
-    return query(directory, "select * from runs order by all")  # run_id, then flow id
+    successful run; a suite directory (suite.toml) as the same for every test that has run,
+    in the suite's order, with a `test` column and each run's measures; a result directory
+    as the single Result saved there."""
+    path = Path(directory)
+    if is_sweep(path):
+        return query(path, "select * from runs order by all")  # run_id, then flow id
+    if (path / SUITE_FILE).is_file():
+        return _load_suite(path)
+    if not (path / result.SUMMARY_FILE).is_file():
+        raise FileNotFoundError(
+            f"{path}: is not a result, sweep or suite directory "
+            f"(no {result.SUMMARY_FILE}, {GRID_FILE} or {SUITE_FILE})"
+        )
+    return result.load(path)
+
+
+def with_measures(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The per-run measures of a suite test (`path`, a measures.parquet) joined to its rows;
+    a column the rows have already is kept as it is. Absent file: the rows as they are."""
+    if not path.is_file():
+        return frame
+    measures = pd.read_parquet(path).set_index("run_id")
+    return frame.join(measures[[c for c in measures.columns if c not in frame]], on="run_id")
+
+
+def _load_suite(path: Path) -> pd.DataFrame:
+    tests = [test["name"] for test in tomllib.loads((path / SUITE_FILE).read_text())["test"]]
+    frames = [
+        with_measures(load(path / name), path / name / MEASURES_FILE).assign(test=name)
+        for name in tests
+        if is_sweep(path / name)
+    ]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def load_errors(directory: str | Path) -> pd.DataFrame:

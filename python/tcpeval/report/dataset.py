@@ -23,7 +23,7 @@ import pandas as pd
 import tcpeval
 from tcpeval import metrics
 from tcpeval.report.verdicts import Rule, parse_rules
-from tcpeval.store import COMPANION_SUFFIX
+from tcpeval.store import COMPANION_SUFFIX, with_measures
 from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
 from tcpeval.sweep import GRID_FILE
 from tcpeval.sweep.rundir import RUNS_DIR
@@ -138,7 +138,7 @@ def _section(path: Path, test: dict[str, Any] | None) -> Section | None:
     frame = _with_rates(frame)
     name = path.name if test is None else str(test["name"])
     if test is not None:
-        frame = _with_measures(frame.assign(test=name), path / MEASURES_FILE)
+        frame = with_measures(frame.assign(test=name), path / MEASURES_FILE)
     axes = [a for a in grid_axes if a != stack_axis]
     description = "" if test is None else str(test.get("description", ""))
     return Section(name, path, frame, axes, description, None if test is None else name)
@@ -162,14 +162,6 @@ def _with_rates(frame: pd.DataFrame) -> pd.DataFrame:
         retransmission_rate=rows.apply(metrics.retransmission_rate, axis=1),
         congestion_event_rate=rows.apply(metrics.congestion_event_rate, axis=1),
     )
-
-
-def _with_measures(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """The per-run measures of a suite test joined to its rows (absent: the rows as they are)."""
-    if not path.is_file():
-        return frame
-    measures = pd.read_parquet(path).set_index("run_id")
-    return frame.join(measures[[c for c in measures.columns if c not in frame]], on="run_id")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
