@@ -66,9 +66,7 @@ def recovery(scenario: Scenario, result: Result) -> Recovery | None:
     """One Reno flow growing one packet per RTT (b = 1), window limit W, one induced loss:
     back to W in (W/2)·RTT."""
     flow = _lone_reno_flow(scenario)
-    if flow is None or len(flow.drop_at) != 1:
-        return None
-    if acked_per_increase(flow.delayed_ack, flow.cc.with_defaults()["abc"]) != 1:
+    if flow is None or len(flow.drop_at) != 1 or _acked_per_increase(flow) != 1:
         return None
     window = result.summary["scenario"]["flow"][0]["window_pkts"]
     if window is None:
@@ -88,7 +86,7 @@ def mathis(scenario: Scenario, result: Result) -> LossLimited | None:
     loss = scenario.links()[0][2].loss
     if flow is None or not isinstance(loss, float) or loss == 0:
         return None
-    b = acked_per_increase(flow.delayed_ack, flow.cc.with_defaults()["abc"])
+    b = _acked_per_increase(flow)
     return LossLimited(
         scenario=scenario.name,
         loss=loss,
@@ -125,6 +123,11 @@ def _table(title: str, *headers: str) -> Table:
     for header in headers:
         table.add_column(header, justify="left" if header == "scenario" else "right")
     return table
+
+
+def _acked_per_increase(reno: FlowGroup) -> int:
+    """The models' b for a Reno group: its ACK policy and whether it counts packets."""
+    return acked_per_increase(reno.delayed_ack, reno.cc.with_defaults()["abc"])
 
 
 def _lone_reno_flow(scenario: Scenario) -> FlowGroup | None:
