@@ -53,7 +53,8 @@ def main() -> None:
                     f"{events / wall_s:,.0f}",
                 )
             )
-        ten_flow_rates[cc] = delivered / wall_s
+            if flows == 10:
+                ten_flow_rates[cc] = delivered / wall_s
     reference = stacks[0]
     for cc, rate in list(ten_flow_rates.items())[1:]:
         share = rate / ten_flow_rates[reference]

@@ -13,8 +13,7 @@ use tcpeval_sim::cc::registry::ALGORITHMS;
 fn ten_flows_of_each_stack_deliver_what_the_link_carries() {
     let rate = 1000 * MBPS;
     let s = |cc: &str| {
-        let flows = (0..10).map(|_| flow(cc, 100)).collect();
-        let mut s = scenario(rate, bdp_pkts(rate, 100), 30, flows);
+        let mut s = scenario(rate, bdp_pkts(rate, 100), 30, vec![flow(cc, 100); 10]);
         s.sample_interval_ns = SEC;
         s
     };
