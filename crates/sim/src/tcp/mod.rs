@@ -3,6 +3,7 @@
 //! packets go out into a caller's buffer, deadlines are returned for the caller to schedule.
 
 pub mod appdata;
+pub mod pacer;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;

@@ -11,6 +11,7 @@
 //! RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
+use super::pacer::Pacer;
 use super::rate::RateSampler;
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
@@ -18,10 +19,6 @@ use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
 use crate::scenario::HEADER_BYTES;
-use crate::time::tx_time_ns;
-
-/// Largest frame Linux hands to the pacer at once (GSO maximum).
-const MAX_PACING_FRAME_BYTES: u64 = 65_536;
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -90,8 +87,7 @@ pub struct Sender {
     rto: Timer,
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
-    /// Earliest time the pacing gate lets the next packet out.
-    next_send_ns: u64,
+    pacer: Pacer,
     /// The last attempt to send stopped at cwnd (not at the window or for lack of data).
     cwnd_limited: bool,
     /// Recovery has just begun: the first lost segment goes out whatever pipe says.
@@ -115,6 +111,7 @@ impl Sender {
         cc: Box<dyn CongestionControl>,
     ) -> Self {
         let rtt = RttEstimator::new(cfg.min_rto_ns);
+        let pacer = Pacer::new(cfg.mss_bytes, cfg.pacing_gap_ns, cfg.pacing_rate_bps);
         Self {
             flow,
             cfg,
@@ -127,7 +124,7 @@ impl Sender {
             reduced_at_ns: 0,
             rto: Timer::default(),
             send_timer: Timer::default(),
-            next_send_ns: 0,
+            pacer,
             cwnd_limited: false,
             fast_retransmit_due: false,
             app,
@@ -360,7 +357,7 @@ impl Sender {
     fn probe_window(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         if self.app_open && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
         {
-            self.transmit(now_ns, Next::New, out);
+            self.transmit(now_ns, Next::New, self.pacing_rate_bps(), out);
         }
     }
 
@@ -370,7 +367,7 @@ impl Sender {
             // RFC 6675 §5 step (4.3), RFC 5681 §3.2 step 2: fast retransmit, before pipe
             // has fallen below the reduced cwnd.
             if let Some(seq) = self.board.next_retransmission() {
-                self.transmit(now_ns, Next::Retransmit(seq), out);
+                self.transmit(now_ns, Next::Retransmit(seq), self.pacing_rate_bps(), out);
             }
         }
         loop {
@@ -379,14 +376,16 @@ impl Sender {
                 self.cwnd_limited = true;
                 return;
             }
-            if self.pacing_gate_closed(now_ns) {
+            let rate_bps = self.pacing_rate_bps();
+            if let Some(open_ns) = self.pacer.closed_until(now_ns, rate_bps) {
+                self.wake_at(open_ns);
                 return;
             }
             let Some(next) = self.next_segment(now_ns) else {
                 self.cwnd_limited = false;
                 return;
             };
-            self.transmit(now_ns, next, out);
+            self.transmit(now_ns, next, rate_bps, out);
         }
     }
 
@@ -429,7 +428,7 @@ impl Sender {
         }
     }
 
-    fn transmit(&mut self, now_ns: u64, next: Next, out: &mut Vec<Packet>) {
+    fn transmit(&mut self, now_ns: u64, next: Next, rate_bps: Option<u64>, out: &mut Vec<Packet>) {
         let packets_out = self.board.packets_out();
         if packets_out == 0 && self.stats.packets_sent > 0 {
             let idle_ns = now_ns - self.last_send_ns;
@@ -454,53 +453,11 @@ impl Sender {
         if self.rto.deadline_ns().is_none() {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
         }
-        // Pacing rates are in payload bits, the unit of the rate samples they come from.
-        let rate_gap_ns = self
-            .pacing_rate_bps()
-            .map_or(0, |r| tx_time_ns(payload_bytes, r));
-        let gap_ns = rate_gap_ns.max(self.cfg.pacing_gap_ns.unwrap_or(0));
-        if gap_ns > 0 {
-            self.next_send_ns = self.next_send_ns.max(now_ns) + gap_ns;
-        }
+        self.pacer.on_send(now_ns, payload_bytes, rate_bps);
     }
 
-    /// The controller's pacing rate, capped by the flow's rate limit.
     fn pacing_rate_bps(&self) -> Option<u64> {
-        let cc_rate = self
-            .cc
-            .pacing_rate_bps()
-            .map(|r| r as u64)
-            .filter(|&r| r > 0);
-        match (cc_rate, self.cfg.pacing_rate_bps) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Whether pacing holds the next packet back; if so a wake-up is requested.
-    ///
-    /// Linux paces whole TSO/GSO frames of about 1 ms of data at the pacing rate
-    /// (`sk_pacing_shift` = 10: rate/1024 bytes), at least two segments and at most 64 KB
-    /// (`tcp_tso_autosize`). So the gate opens once a frame's worth of time has been paid and
-    /// then lets up to one frame out, back to back: the average rate is the pacing rate, and
-    /// one wake-up sends a frame, not a packet.
-    /// A fixed gap is a blocking delay per packet: no frames, no running ahead.
-    fn pacing_gate_closed(&mut self, now_ns: u64) -> bool {
-        let ahead_ns = match (self.pacing_rate_bps(), self.cfg.pacing_gap_ns) {
-            (Some(rate_bps), None) => self.frame_allowance_ns(rate_bps),
-            _ => 0,
-        };
-        if now_ns + ahead_ns >= self.next_send_ns {
-            return false;
-        }
-        self.wake_at(self.next_send_ns);
-        true
-    }
-
-    fn frame_allowance_ns(&self, rate_bps: u64) -> u64 {
-        let mss = u64::from(self.cfg.mss_bytes);
-        let frame_bytes = (rate_bps / 8 / 1024).clamp(2 * mss, MAX_PACING_FRAME_BYTES.max(2 * mss));
-        tx_time_ns((frame_bytes - mss) as u32, rate_bps)
+        self.pacer.rate_bps(self.cc.pacing_rate_bps())
     }
 
     fn restart_rto(&mut self, now_ns: u64) {
