@@ -16,6 +16,17 @@ use crate::time::{secs, NS_PER_MS};
 /// Linux `TCP_DELACK_MIN`: how long a receiver holds back an ACK (RFC 1122 allows up to 500 ms).
 pub const DELAYED_ACK_TIMEOUT_NS: u64 = 40 * NS_PER_MS;
 
+/// Linux `tcp_comp_sack_delay_ns`: the longest a compressed SACK is held.
+const SACK_COMPRESSION_MAX_DELAY_NS: u64 = NS_PER_MS;
+
+/// Linux holds a compressed SACK 5% of the receiver's RTT estimate, at most 1 ms. The receiver
+/// here takes the path's base RTT as its estimate (Linux measures it, queueing included); from
+/// 20 ms on the cap decides either way.
+fn sack_compression_delay_ns(spec: &scenario::Flow) -> Option<u64> {
+    (spec.sack && spec.sack_compression)
+        .then(|| (spec.rtt_ns / 20).min(SACK_COMPRESSION_MAX_DELAY_NS))
+}
+
 #[derive(Debug)]
 pub struct Flow {
     pub spec: scenario::Flow,
@@ -90,7 +101,8 @@ impl Flow {
         Ok(Self {
             sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
             receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS)
-                .with_sink(sink(&spec, s)),
+                .with_sink(sink(&spec, s))
+                .with_sack_compression(sack_compression_delay_ns(&spec)),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
             route,

@@ -92,6 +92,7 @@ pub struct Flow {
     pub mss_bytes: u32,
     pub sack: bool,
     pub delayed_ack: bool,
+    pub sack_compression: bool,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
     pub min_rto_ns: u64,

@@ -31,6 +31,8 @@ pub struct FlowSummary {
     pub congestion_events: u64,
     /// Data packets the receiver dropped on purpose (`drop_every`).
     pub receiver_drops: u64,
+    /// ACKs the receiver sent (delayed ACKs and SACK compression set how many).
+    pub acks_sent: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -120,6 +122,7 @@ pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
         packets_sent: s.packets_sent,
         congestion_events: s.congestion_events,
         receiver_drops: f.receiver_drops,
+        acks_sent: f.receiver.acks_sent,
     }
 }
 

@@ -1,8 +1,10 @@
 //! The receiver: in-order delivery to the application, out-of-order segments kept as ranges,
-//! SACK blocks (RFC 2018) and delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+//! SACK blocks (RFC 2018), delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2) and, optionally,
+//! Linux's SACK compression while a hole is open.
 
 use std::collections::VecDeque;
 
+use super::scoreboard::DUP_THRESH;
 use super::sink::Sink;
 use crate::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 
@@ -30,7 +32,52 @@ pub struct Receiver {
     unacked_segments: u32,
     /// An application reading at a limited rate (a disk); `None` reads everything at once.
     sink: Option<Sink>,
+    /// `None`: an ACK for every segment while a hole is open (RFC 5681 §4.2).
+    compression: Option<SackCompression>,
     pub segments_received: u64,
+    pub acks_sent: u64,
+}
+
+/// Linux's SACK compression (4.18 on, `tcp_comp_sack_*`; from 5.11 only after DupThresh
+/// duplicate ACKs): while a hole is open, the first three ACKs for a given `rcv_nxt` go out at
+/// once, so that the sender's loss detection is not slowed (RFC 6675 §5), and then one ACK
+/// covers whatever arrives within `delay_ns`, or at most `MAX_HELD` + 1 segments.
+#[derive(Debug, Clone)]
+struct SackCompression {
+    delay_ns: u64,
+    /// ACKs held back since the last one sent.
+    held: u32,
+    /// When the held ACK goes out.
+    deadline_ns: Option<u64>,
+    /// The `rcv_nxt` the duplicate ACKs sent at once were for, and how many.
+    dupacks_for: u64,
+    dupacks_sent: u64,
+}
+
+/// Linux `tcp_comp_sack_nr`: ACKs held back at most.
+const MAX_HELD: u32 = 44;
+
+impl SackCompression {
+    fn hold(&mut self, now_ns: u64, rcv_nxt: u64) -> Reply {
+        if self.held >= MAX_HELD {
+            return Reply::AckNow;
+        }
+        if self.dupacks_for != rcv_nxt {
+            self.dupacks_for = rcv_nxt;
+            self.dupacks_sent = 0;
+        }
+        if self.dupacks_sent < DUP_THRESH {
+            self.dupacks_sent += 1;
+            return Reply::AckNow;
+        }
+        self.held += 1;
+        Reply::Delay(*self.deadline_ns.get_or_insert(now_ns + self.delay_ns))
+    }
+
+    fn on_ack_sent(&mut self) {
+        self.held = 0;
+        self.deadline_ns = None;
+    }
 }
 
 impl Receiver {
@@ -44,12 +91,28 @@ impl Receiver {
             delack_timeout_ns,
             unacked_segments: 0,
             sink: None,
+            compression: None,
             segments_received: 0,
+            acks_sent: 0,
         }
     }
 
     pub fn with_sink(mut self, sink: Option<Sink>) -> Self {
         self.sink = sink;
+        self
+    }
+
+    /// Hold SACKs for up to `delay_ns` while a hole is open (see `SackCompression`).
+    pub fn with_sack_compression(mut self, delay_ns: Option<u64>) -> Self {
+        self.compression = delay_ns
+            .filter(|_| self.sack)
+            .map(|delay_ns| SackCompression {
+                delay_ns,
+                held: 0,
+                deadline_ns: None,
+                dupacks_for: 0,
+                dupacks_sent: 0,
+            });
         self
     }
 
@@ -77,7 +140,13 @@ impl Receiver {
         }
         // RFC 5681 §4.2: ACK at once a segment out of order or one that fills (part of) a gap;
         // otherwise at least every second full-sized segment, or when the timer runs out.
-        if !self.delayed_ack || !in_order || filled_gap {
+        if !self.out_of_order.is_empty() {
+            return match &mut self.compression {
+                Some(c) => c.hold(now_ns, self.rcv_nxt),
+                None => Reply::AckNow,
+            };
+        }
+        if !self.delayed_ack || filled_gap {
             return Reply::AckNow;
         }
         self.unacked_segments += 1;
@@ -90,7 +159,11 @@ impl Receiver {
 
     /// Build the ACK for everything received so far, with the window the buffer has room for.
     pub fn make_ack(&mut self, now_ns: u64, pkt: &mut Packet) {
+        self.acks_sent += 1;
         self.unacked_segments = 0;
+        if let Some(c) = &mut self.compression {
+            c.on_ack_sent();
+        }
         pkt.seq = self.rcv_nxt;
         pkt.n_sack = 0;
         if let Some(sink) = &mut self.sink {
@@ -126,7 +199,7 @@ impl Receiver {
 
     /// Whether an ACK is being held back.
     pub fn ack_pending(&self) -> bool {
-        self.unacked_segments > 0
+        self.unacked_segments > 0 || self.compression.as_ref().is_some_and(|c| c.held > 0)
     }
 
     fn absorb_in_order(&mut self) {
@@ -239,5 +312,71 @@ mod tests {
         r.on_segment(0, 0);
         r.on_segment(0, 2);
         assert_eq!(blocks(&mut r), (1, vec![]));
+    }
+
+    /// A segment arrives and, as the simulation does, an ACK goes out when one is asked for.
+    fn arrive(r: &mut Receiver, now_ns: u64, seq: u64) -> Reply {
+        let reply = r.on_segment(now_ns, seq);
+        if reply == Reply::AckNow {
+            blocks(r);
+        }
+        reply
+    }
+
+    #[test]
+    fn with_a_hole_open_three_acks_go_at_once_then_one_per_delay() {
+        let mut r = Receiver::new(true, true, 40).with_sack_compression(Some(1_000));
+        r.on_segment(0, 0);
+        let replies: Vec<_> = (2..8).map(|seq| arrive(&mut r, 100 + seq, seq)).collect();
+        // The deadline is set by the first held ACK and not pushed back by later segments.
+        let held = Reply::Delay(1_105);
+        assert_eq!(
+            replies,
+            [
+                Reply::AckNow,
+                Reply::AckNow,
+                Reply::AckNow,
+                held,
+                held,
+                held
+            ]
+        );
+        assert!(r.ack_pending());
+        assert_eq!(blocks(&mut r), (1, vec![(2, 8)]));
+        assert!(!r.ack_pending());
+        // rcv_nxt is unchanged: the next segment is held again, with a new deadline.
+        assert_eq!(r.on_segment(2_000, 8), Reply::Delay(3_000));
+    }
+
+    #[test]
+    fn a_retransmission_that_moves_rcv_nxt_is_acked_at_once_and_restarts_the_count() {
+        let mut r = Receiver::new(true, true, 40).with_sack_compression(Some(1_000));
+        for seq in [1, 2, 3, 4, 6, 7, 8, 9] {
+            arrive(&mut r, 0, seq);
+        }
+        // Fills the first hole; the second (5) is still open.
+        assert_eq!(arrive(&mut r, 10, 0), Reply::AckNow);
+        assert_eq!(arrive(&mut r, 10, 10), Reply::AckNow);
+        assert_eq!(arrive(&mut r, 10, 11), Reply::AckNow);
+        assert_eq!(arrive(&mut r, 10, 12), Reply::Delay(1_010));
+        // Fills the last hole: the gap is closed, ACK at once (RFC 5681 §4.2).
+        assert_eq!(arrive(&mut r, 20, 5), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (13, vec![]));
+    }
+
+    #[test]
+    fn at_most_44_acks_are_held() {
+        let mut r = Receiver::new(true, false, 40).with_sack_compression(Some(1_000));
+        let acks_now = (1..=200)
+            .filter(|&seq| arrive(&mut r, 0, seq) == Reply::AckNow)
+            .count();
+        // 3 duplicate ACKs at once, then one ACK per 45 segments: 197 / 45 = 4.
+        assert_eq!(acks_now, 3 + 4);
+    }
+
+    #[test]
+    fn without_sack_there_is_nothing_to_compress() {
+        let mut r = Receiver::new(false, true, 40).with_sack_compression(Some(1_000));
+        assert!((1..10).all(|seq| r.on_segment(0, seq) == Reply::AckNow));
     }
 }
