@@ -357,7 +357,7 @@ impl Sender {
     fn probe_window(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         if self.app_open && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
         {
-            self.transmit(now_ns, Next::New, self.pacing_rate_bps(), out);
+            self.transmit(now_ns, Next::New, out);
         }
     }
 
@@ -367,7 +367,7 @@ impl Sender {
             // RFC 6675 §5 step (4.3), RFC 5681 §3.2 step 2: fast retransmit, before pipe
             // has fallen below the reduced cwnd.
             if let Some(seq) = self.board.next_retransmission() {
-                self.transmit(now_ns, Next::Retransmit(seq), self.pacing_rate_bps(), out);
+                self.transmit(now_ns, Next::Retransmit(seq), out);
             }
         }
         loop {
@@ -385,7 +385,7 @@ impl Sender {
                 self.cwnd_limited = false;
                 return;
             };
-            self.transmit(now_ns, next, rate_bps, out);
+            self.transmit(now_ns, next, out);
         }
     }
 
@@ -428,7 +428,7 @@ impl Sender {
         }
     }
 
-    fn transmit(&mut self, now_ns: u64, next: Next, rate_bps: Option<u64>, out: &mut Vec<Packet>) {
+    fn transmit(&mut self, now_ns: u64, next: Next, out: &mut Vec<Packet>) {
         let packets_out = self.board.packets_out();
         if packets_out == 0 && self.stats.packets_sent > 0 {
             let idle_ns = now_ns - self.last_send_ns;
@@ -453,6 +453,8 @@ impl Sender {
         if self.rto.deadline_ns().is_none() {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
         }
+        // Read after a restart from idle, which may have changed the controller's rate.
+        let rate_bps = self.pacing_rate_bps();
         self.pacer.on_send(now_ns, payload_bytes, rate_bps);
     }
 
