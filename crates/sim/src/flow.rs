@@ -21,9 +21,9 @@ const SACK_COMPRESSION_MAX_DELAY_NS: u64 = NS_PER_MS;
 
 /// Linux holds a compressed SACK 5% of the receiver's RTT estimate, at most 1 ms. The receiver
 /// here takes the path's base RTT as its estimate (Linux measures it, queueing included); from
-/// 20 ms on the cap decides either way.
+/// 20 ms on the cap decides either way. (The receiver compresses only when SACK is on.)
 fn sack_compression_delay_ns(spec: &scenario::Flow) -> Option<u64> {
-    (spec.sack && spec.sack_compression)
+    spec.sack_compression
         .then(|| (spec.rtt_ns / 20).min(SACK_COMPRESSION_MAX_DELAY_NS))
 }
 
