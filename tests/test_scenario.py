@@ -93,7 +93,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "mss_bytes": 1448,
                 "sack": True,
                 "delayed_ack": True,
-                "sack_compression": False,
+                "sack_compression": True,
                 "window_pkts": 44,  # 64 000 bytes hold 44 whole segments of 1448
                 "initial_cwnd_pkts": 10,
                 "min_rto_ns": 200_000_000,

@@ -292,6 +292,10 @@ impl Simulation {
             return;
         }
         self.data.delivered += 1;
+        if flow.receiver.held_sack_would_lose_a_block(pkt.seq) {
+            self.send_ack(f);
+        }
+        let flow = &mut self.flows[f as usize];
         match flow.receiver.on_segment(self.now_ns, pkt.seq) {
             Reply::AckNow => self.send_ack(f),
             Reply::Delay(deadline) => {

@@ -114,7 +114,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "mss_bytes": DEFAULT_MSS.bytes,
         "sack": True,
         "delayed_ack": True,
-        "sack_compression": False,
+        "sack_compression": True,
         "window_pkts": None,
         "initial_cwnd_pkts": 10,
         "min_rto_ns": 200_000_000,

@@ -121,12 +121,11 @@ class FlowGroup(TcpTraffic):
     sack: bool = Field(default=True, description="Selective acknowledgements. Default: true.")
     delayed_ack: bool = Field(default=True, description="ACK every second packet. Default: true.")
     sack_compression: bool = Field(
-        default=False,
+        default=True,
         description="While a hole is open the receiver sends three duplicate ACKs at once, "
         "then one SACK per 1 ms (5% of the RTT below 20 ms) or per 45 segments, as Linux does "
-        "from 4.18 (tcp_comp_sack_*). Without DSACK the sender cannot tell the retransmissions "
-        "it then marks lost for want of SACK room were not: see docs/architecture.md. "
-        "Default: false, an ACK for every segment while a hole is open (RFC 5681 §4.2).",
+        "from 4.18 (tcp_comp_sack_*). false: an ACK for every segment while a hole is open "
+        "(RFC 5681 §4.2, older kernels). Default: true.",
     )
     window: BufferField | None = Field(
         default=None,

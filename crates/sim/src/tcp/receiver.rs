@@ -197,6 +197,17 @@ impl Receiver {
         self.sink.as_ref()?.reopens_at(now_ns, self.rcv_nxt)
     }
 
+    /// Whether segment `seq`, arriving while a compressed SACK is held, would start a new
+    /// block and push one the sender has not heard of out of the reported few. Linux sends the
+    /// held ACK first (`tcp_sack_new_ofo_skb`): compression may delay what the sender learns,
+    /// never hide it, or the sender would take a repaired hole for lost.
+    pub fn held_sack_would_lose_a_block(&self, seq: u64) -> bool {
+        self.compression.as_ref().is_some_and(|c| c.held > 0)
+            && seq > self.rcv_nxt
+            && self.reported.len() == MAX_SACK_BLOCKS
+            && !self.reported.iter().any(|&(s, e)| s <= seq + 1 && seq <= e)
+    }
+
     /// Whether an ACK is being held back.
     pub fn ack_pending(&self) -> bool {
         self.unacked_segments > 0 || self.compression.as_ref().is_some_and(|c| c.held > 0)
@@ -372,6 +383,28 @@ mod tests {
             .count();
         // 3 duplicate ACKs at once, then one ACK per 45 segments: 197 / 45 = 4.
         assert_eq!(acks_now, 3 + 4);
+    }
+
+    #[test]
+    fn a_held_ack_goes_out_before_a_new_block_would_push_an_unreported_one_out() {
+        let mut r = Receiver::new(true, false, 40).with_sack_compression(Some(1_000));
+        // Three duplicate ACKs at once, then held: blocks (2,3), (4,5), (6,8), newest first.
+        for seq in [2, 4, 6, 7] {
+            arrive(&mut r, 0, seq);
+        }
+        assert!(r.ack_pending());
+        assert!(
+            !r.held_sack_would_lose_a_block(8),
+            "extends the newest block"
+        );
+        assert!(!r.held_sack_would_lose_a_block(3), "joins two blocks");
+        assert!(!r.held_sack_would_lose_a_block(0), "moves rcv_nxt");
+        assert!(
+            r.held_sack_would_lose_a_block(10),
+            "a fourth block: (2,3) would go unreported"
+        );
+        blocks(&mut r);
+        assert!(!r.held_sack_would_lose_a_block(10), "nothing is held");
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         mss_bytes: 1448,
         sack: true,
         delayed_ack: true,
-        sack_compression: false,
+        sack_compression: true,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
