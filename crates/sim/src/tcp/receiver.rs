@@ -261,6 +261,14 @@ impl Receiver {
     /// RFC 2018 §4: the first block holds the newest segment; the others repeat the most
     /// recently reported blocks that it does not cover.
     fn report_first(&mut self, block: (u64, u64)) {
+        if let Some(first) = self.reported.first_mut() {
+            if first.0 == block.0 && first.1 + 1 == block.1 {
+                // The usual case: the newest segment extends the block reported first, and the
+                // others lie below it.
+                first.1 = block.1;
+                return;
+            }
+        }
         self.reported.retain(|b| b.1 < block.0 || b.0 > block.1);
         self.reported.insert(0, block);
         self.reported.truncate(MAX_SACK_BLOCKS);

@@ -345,6 +345,11 @@ impl Scoreboard {
     /// segments form a prefix of the un-SACKed ones, so the search stops at the first
     /// segment that is neither SACKed, nor lost, nor already retransmitted.
     pub fn next_retransmission(&mut self) -> Option<u64> {
+        // A retransmission in flight is always of a lost segment: none is due unless more are
+        // lost than are being retransmitted.
+        if self.lost_out == self.retrans_out {
+            return None;
+        }
         let mut seq = self.retx_scan.max(self.snd_una);
         while seq < self.snd_nxt() {
             let s = self.segs[(seq - self.snd_una) as usize];

@@ -88,6 +88,10 @@ pub struct Sender {
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
     pacer: Pacer,
+    /// The controller's window and the pacing rate in force, read after every call into the
+    /// controller (`cc_changed`): the send loop consults them once per packet.
+    cwnd_pkts: u64,
+    pacing_rate_bps: Option<u64>,
     /// The last attempt to send stopped at cwnd (not at the window or for lack of data).
     cwnd_limited: bool,
     /// Recovery has just begun: the first lost segment goes out whatever pipe says.
@@ -112,7 +116,7 @@ impl Sender {
     ) -> Self {
         let rtt = RttEstimator::new(cfg.min_rto_ns);
         let pacer = Pacer::new(cfg.mss_bytes, cfg.pacing_gap_ns, cfg.pacing_rate_bps);
-        Self {
+        let mut sender = Self {
             flow,
             cfg,
             cc,
@@ -125,6 +129,8 @@ impl Sender {
             rto: Timer::default(),
             send_timer: Timer::default(),
             pacer,
+            cwnd_pkts: 0,
+            pacing_rate_bps: None,
             cwnd_limited: false,
             fast_retransmit_due: false,
             app,
@@ -133,7 +139,15 @@ impl Sender {
             last_send_ns: 0,
             wakeups: Wakeups::default(),
             stats: SenderStats::default(),
-        }
+        };
+        sender.cc_changed();
+        sender
+    }
+
+    /// Read what the controller decides after a call into it.
+    fn cc_changed(&mut self) {
+        self.cwnd_pkts = self.cc.cwnd().max(1.0) as u64;
+        self.pacing_rate_bps = self.pacer.rate_bps(self.cc.pacing_rate_bps());
     }
 
     /// The application starts handing data to TCP.
@@ -202,6 +216,7 @@ impl Sender {
             };
             let path = self.path();
             self.cc.on_ack(&info, &path);
+            self.cc_changed();
         }
         if cum_ack > prior_una {
             self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
@@ -291,6 +306,7 @@ impl Sender {
             }
             let path = self.path();
             self.cc.on_recovery_exit(now_ns, &path);
+            self.cc_changed();
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             if self.board.lost_out() > 0 {
@@ -329,6 +345,7 @@ impl Sender {
         };
         let path = self.path();
         self.cc.on_congestion(&ev, &path);
+        self.cc_changed();
     }
 
     /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
@@ -348,6 +365,7 @@ impl Sender {
         self.reduced_at_ns = now_ns;
         let path = self.path();
         self.cc.on_timeout(now_ns, &path);
+        self.cc_changed();
         self.arm_rto(now_ns + self.rtt.rto_ns());
         self.send(now_ns, out);
     }
@@ -371,13 +389,11 @@ impl Sender {
             }
         }
         loop {
-            let cwnd_pkts = self.cc.cwnd().max(1.0) as u64;
-            if self.board.in_flight() >= cwnd_pkts {
+            if self.board.in_flight() >= self.cwnd_pkts {
                 self.cwnd_limited = true;
                 return;
             }
-            let rate_bps = self.pacing_rate_bps();
-            if let Some(open_ns) = self.pacer.closed_until(now_ns, rate_bps) {
+            if let Some(open_ns) = self.pacer.closed_until(now_ns, self.pacing_rate_bps) {
                 self.wake_at(open_ns);
                 return;
             }
@@ -435,6 +451,7 @@ impl Sender {
             if idle_ns > self.rtt.rto_ns() {
                 let path = self.path();
                 self.cc.on_idle_restart(now_ns, idle_ns, &path);
+                self.cc_changed();
             }
         }
         let tx = self.rate.on_send(now_ns, packets_out);
@@ -453,13 +470,9 @@ impl Sender {
         if self.rto.deadline_ns().is_none() {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
         }
-        // Read after a restart from idle, which may have changed the controller's rate.
-        let rate_bps = self.pacing_rate_bps();
-        self.pacer.on_send(now_ns, payload_bytes, rate_bps);
-    }
-
-    fn pacing_rate_bps(&self) -> Option<u64> {
-        self.pacer.rate_bps(self.cc.pacing_rate_bps())
+        // The rate read after a restart from idle, which may have changed it.
+        self.pacer
+            .on_send(now_ns, payload_bytes, self.pacing_rate_bps);
     }
 
     fn restart_rto(&mut self, now_ns: u64) {
@@ -509,7 +522,7 @@ impl Sender {
     }
 
     pub fn pacing_rate_bps_now(&self) -> f64 {
-        self.pacing_rate_bps().unwrap_or(0) as f64
+        self.pacing_rate_bps.unwrap_or(0) as f64
     }
 
     pub fn ca_state(&self) -> CaState {
