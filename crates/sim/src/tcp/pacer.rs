@@ -3,12 +3,13 @@
 //! A rate (the controller's pacing rate, capped by the host's limit) spaces packets by their
 //! transmission time at that rate. Linux paces whole TSO/GSO frames of about 1 ms of data
 //! (`sk_pacing_shift` = 10: rate/1024 bytes), at least two segments and at most 64 KB
-//! (`tcp_tso_autosize`). So the gate opens once a frame's worth of time has been paid and then
-//! lets up to one frame out, back to back: the average rate is the pacing rate, and one
-//! wake-up sends a frame, not a packet.
+//! (`tcp_tso_autosize`), as `tcp_write_xmit` does: a frame leaves once the clock has reached
+//! the send time (`tcp_wstamp_ns`), back to back, and pushes that time on by the frame's
+//! transmission time; until then nothing leaves, and a timer is set for it. One call to send
+//! is one burst: a frame that cwnd cuts short is not finished later. The average rate is the
+//! pacing rate, and one wake-up sends a frame, not a packet.
 //!
-//! A fixed gap is a blocking delay per packet (the "kernel delay" studies): no frames, no
-//! running ahead.
+//! A fixed gap is a blocking delay per packet (the "kernel delay" studies): frames of one.
 
 use crate::time::tx_time_ns;
 
@@ -22,8 +23,10 @@ pub struct Pacer {
     gap_ns: Option<u64>,
     /// The host's cap on the rate, payload bits/s.
     rate_cap_bps: Option<u64>,
-    /// Earliest time the gate lets the next packet out.
+    /// Earliest time the gate lets the next frame out (Linux `tcp_wstamp_ns`).
     next_send_ns: u64,
+    /// Packets the frame being sent may still carry.
+    frame_left_pkts: u64,
     /// The spacing at the rate last seen. Rates change far less often than packets leave,
     /// and the two integer divisions per packet were a fifth of a paced run.
     spacing: Spacing,
@@ -34,7 +37,7 @@ pub struct Pacer {
 struct Spacing {
     rate_bps: u64,
     mss_gap_ns: u64,
-    frame_allowance_ns: u64,
+    frame_pkts: u64,
 }
 
 impl Pacer {
@@ -44,6 +47,7 @@ impl Pacer {
             gap_ns,
             rate_cap_bps,
             next_send_ns: 0,
+            frame_left_pkts: 0,
             spacing: Spacing::default(),
         }
     }
@@ -59,16 +63,28 @@ impl Pacer {
 
     /// When the gate opens, if it is closed at `now_ns` for a packet at `rate_bps`.
     pub fn closed_until(&mut self, now_ns: u64, rate_bps: Option<u64>) -> Option<u64> {
-        let ahead_ns = match (rate_bps, self.gap_ns) {
-            (Some(rate_bps), None) => self.spacing_at(rate_bps).frame_allowance_ns,
-            _ => 0,
+        if self.frame_left_pkts > 0 {
+            return None;
+        }
+        if now_ns < self.next_send_ns {
+            return Some(self.next_send_ns);
+        }
+        self.frame_left_pkts = match (rate_bps, self.gap_ns) {
+            (Some(rate_bps), None) => self.spacing_at(rate_bps).frame_pkts,
+            _ => 1,
         };
-        (now_ns + ahead_ns < self.next_send_ns).then_some(self.next_send_ns)
+        None
+    }
+
+    /// The sender stopped sending: what is left of the frame lapses.
+    pub fn end_burst(&mut self) {
+        self.frame_left_pkts = 0;
     }
 
     /// A packet of `payload_bytes` left at `now_ns`. Rates are in payload bits, the unit of the
     /// rate samples they come from.
     pub fn on_send(&mut self, now_ns: u64, payload_bytes: u32, rate_bps: Option<u64>) {
+        self.frame_left_pkts = self.frame_left_pkts.saturating_sub(1);
         let rate_gap_ns = match rate_bps {
             Some(r) if payload_bytes == self.mss_bytes => self.spacing_at(r).mss_gap_ns,
             Some(r) => tx_time_ns(payload_bytes, r),
@@ -87,7 +103,7 @@ impl Pacer {
             self.spacing = Spacing {
                 rate_bps,
                 mss_gap_ns: tx_time_ns(self.mss_bytes, rate_bps),
-                frame_allowance_ns: tx_time_ns((frame_bytes - mss) as u32, rate_bps),
+                frame_pkts: frame_bytes / mss,
             };
         }
         self.spacing
@@ -125,6 +141,21 @@ mod tests {
         assert_eq!(first_burst, 9);
         let rate_bps = (sent.len() as u64 * u64::from(MSS) * 8) as f64 / 0.1;
         assert!((rate_bps / 120e6 - 1.0).abs() < 0.01, "{rate_bps}");
+    }
+
+    #[test]
+    fn a_frame_cut_short_is_not_finished_before_the_send_time() {
+        // 120 Mb/s: frames of 9 packets, 100 µs each. cwnd lets three go, then an ACK comes
+        // 50 µs later: the gate stays shut until the three have been paid for, at 300 µs.
+        let rate = Some(120_000_000);
+        let mut pacer = Pacer::new(MSS, None, None);
+        for _ in 0..3 {
+            assert_eq!(pacer.closed_until(0, rate), None);
+            pacer.on_send(0, MSS, rate);
+        }
+        pacer.end_burst();
+        assert_eq!(pacer.closed_until(50_000, rate), Some(300_000));
+        assert_eq!(pacer.closed_until(300_000, rate), None);
     }
 
     #[test]

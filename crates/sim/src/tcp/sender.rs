@@ -388,6 +388,11 @@ impl Sender {
                 self.transmit(now_ns, Next::Retransmit(seq), out);
             }
         }
+        self.send_burst(now_ns, out);
+        self.pacer.end_burst();
+    }
+
+    fn send_burst(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         loop {
             if self.board.in_flight() >= self.cwnd_pkts {
                 self.cwnd_limited = true;
