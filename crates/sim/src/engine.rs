@@ -76,9 +76,11 @@ impl EventQueue {
             event,
         };
         self.next_seq += 1;
+        // While the list has room it takes anything due before the heap's first; once full,
+        // only what is due before its own latest, which then moves to the heap.
         let is_near = match self.near.first() {
-            Some(latest_near) => entry.before(latest_near),
-            None => self.far.first().is_none_or(|first| entry.before(first)),
+            Some(latest_near) if self.near.len() == NEAR_MAX => entry.before(latest_near),
+            _ => self.far.first().is_none_or(|first| entry.before(first)),
         };
         if !is_near {
             self.far.push(entry);
