@@ -68,6 +68,16 @@ impl Default for BbrParams {
     }
 }
 
+/// The BDP in packets and the estimates it comes from. The estimates change far less often than
+/// ACKs arrive, and working it out again on each ACK took two divisions, a third of `on_ack`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bdp {
+    max_bw_bps: f64,
+    min_rtt_ns: Option<u64>,
+    /// `None` until there is an RTT sample.
+    pkts: Option<f64>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Bbr {
     params: BbrParams,
@@ -77,6 +87,8 @@ pub struct Bbr {
     /// Bottleneck bandwidth, bit/s.
     max_bw: MaxFilter,
     min_rtt: MinRtt,
+    /// The BDP at a gain of 1, packets, for the current estimates.
+    bdp: Bdp,
     full_pipe: FullPipe,
     mode: Mode,
     recovery: Recovery,
@@ -102,6 +114,7 @@ impl Bbr {
             rng: Xoshiro256PlusPlus::seed_from_u64(init.seed),
             max_bw: MaxFilter::new(params.bw_window_rounds),
             min_rtt: MinRtt::new(params.min_rtt_window_ns),
+            bdp: Bdp::default(),
             full_pipe: FullPipe::default(),
             mode: Mode::Startup,
             recovery: Recovery::default(),
@@ -130,12 +143,23 @@ impl Bbr {
     /// `gain` times the bandwidth-delay product, whole packets rounded up (Linux `bbr_bdp`);
     /// the initial window until there is an RTT sample.
     fn bdp_pkts(&self, gain: f64) -> f64 {
-        match self.min_rtt.get() {
-            Some(min_rtt_ns) => {
-                let bdp_bits = self.max_bw.get() * min_rtt_ns as f64 / NS_PER_SEC as f64;
-                (gain * bdp_bits / self.mss_bits()).ceil()
-            }
+        match self.bdp.pkts {
+            Some(bdp_pkts) => (gain * bdp_pkts).ceil(),
             None => self.initial_cwnd,
+        }
+    }
+
+    /// Work the BDP out again if an estimate changed.
+    fn refresh_bdp(&mut self) {
+        let (max_bw_bps, min_rtt_ns) = (self.max_bw.get(), self.min_rtt.get());
+        if max_bw_bps != self.bdp.max_bw_bps || min_rtt_ns != self.bdp.min_rtt_ns {
+            let pkts = min_rtt_ns
+                .map(|rtt_ns| max_bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / self.mss_bits());
+            self.bdp = Bdp {
+                max_bw_bps,
+                min_rtt_ns,
+                pkts,
+            };
         }
     }
 
@@ -165,6 +189,7 @@ impl Bbr {
         let bw_bps = rate.bps(self.mss_bytes);
         if !self.is_app_limited(&rate, path) || bw_bps >= self.max_bw.get() {
             self.max_bw.update(path.round, bw_bps);
+            self.refresh_bdp();
         }
     }
 
@@ -219,6 +244,7 @@ impl Bbr {
         let expired = self.min_rtt.is_expired(ack.now_ns);
         if let Some(rtt_ns) = ack.rtt_ns {
             self.min_rtt.update(ack.now_ns, rtt_ns);
+            self.refresh_bdp();
         }
         let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt(_));
         if expired && !self.idle_restart && !in_probe_rtt {
