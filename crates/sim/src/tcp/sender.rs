@@ -392,6 +392,7 @@ impl Sender {
         self.pacer.end_burst();
     }
 
+    /// Send packet by packet until cwnd, the window, the pacing gate or the data runs out.
     fn send_burst(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
         loop {
             if self.board.in_flight() >= self.cwnd_pkts {
