@@ -293,7 +293,7 @@ impl Simulation {
         }
         self.data.delivered += 1;
         if flow.receiver.held_sack_would_lose_a_block(pkt.seq) {
-            self.send_ack(f);
+            self.send_ack(f); // the held ACK first, with the blocks as they stood
         }
         let flow = &mut self.flows[f as usize];
         match flow.receiver.on_segment(self.now_ns, pkt.seq) {

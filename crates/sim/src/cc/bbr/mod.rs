@@ -69,7 +69,7 @@ impl Default for BbrParams {
 }
 
 /// The BDP in packets and the estimates it comes from. The estimates change far less often than
-/// ACKs arrive, and working it out again on each ACK took two divisions, a third of `on_ack`.
+/// ACKs arrive, and working it out again on each ACK took two divisions, a quarter of `on_ack`.
 #[derive(Debug, Clone, Copy, Default)]
 struct Bdp {
     max_bw_bps: f64,
