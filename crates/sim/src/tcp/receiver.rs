@@ -202,7 +202,7 @@ impl Receiver {
     /// held ACK first (`tcp_sack_new_ofo_skb`): compression may delay what the sender learns,
     /// never hide it, or the sender would take a repaired hole for lost.
     pub fn held_sack_would_lose_a_block(&self, seq: u64) -> bool {
-        self.compression.as_ref().is_some_and(|c| c.held > 0)
+        self.holds_compressed_sack()
             && seq > self.rcv_nxt
             && self.reported.len() == MAX_SACK_BLOCKS
             && !self.reported.iter().any(|&(s, e)| s <= seq + 1 && seq <= e)
@@ -210,7 +210,11 @@ impl Receiver {
 
     /// Whether an ACK is being held back.
     pub fn ack_pending(&self) -> bool {
-        self.unacked_segments > 0 || self.compression.as_ref().is_some_and(|c| c.held > 0)
+        self.unacked_segments > 0 || self.holds_compressed_sack()
+    }
+
+    fn holds_compressed_sack(&self) -> bool {
+        self.compression.as_ref().is_some_and(|c| c.held > 0)
     }
 
     fn absorb_in_order(&mut self) {
