@@ -88,11 +88,16 @@ impl EventQueue {
             self.far.push(entry);
             return;
         }
+        // The entry is the newest, so it goes after every pending event due at or before it
+        // (times alone decide): move those up one place as the walk passes them, insertion-sort
+        // fashion, rather than walk first and then call memmove to open the gap.
         let mut at = self.near.len();
-        while at > 0 && self.near[at - 1].before(&entry) {
+        self.near.push(entry);
+        while at > 0 && self.near[at - 1].time_ns <= time_ns {
+            self.near[at] = self.near[at - 1];
             at -= 1;
         }
-        self.near.insert(at, entry);
+        self.near[at] = entry;
         if self.near.len() > NEAR_MAX {
             let latest = self.near.remove(0);
             self.far.push(latest);

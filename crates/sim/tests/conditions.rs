@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use tcpeval_sim::net::topology;
 use tcpeval_sim::scenario::{AqmSpec, Exchange, LossSpec, SourceSpec};
 
 const GBPS: u64 = 1000 * MBPS;
@@ -308,4 +309,32 @@ fn a_slow_disk_at_the_receiver_holds_the_sender_to_its_pace() {
         out.summary.bottleneck.drops, 0,
         "flow control, not loss, holds it back"
     );
+}
+
+/// Private paths of the same delay and direction share one delay line (one pending event
+/// instead of one per flow), and every flow still sees its own RTT through it.
+#[test]
+fn flows_of_equal_rtt_share_a_return_line_and_each_keeps_its_rtt() {
+    let mut back = flow("reno", 40);
+    back.reverse = true;
+    let mut flows = vec![flow("reno", 40), flow("reno", 40), flow("reno", 80), back];
+    for f in &mut flows {
+        // Far below the BDP: at most the windows' bursts queue (60 packets, 0.7 ms), so srtt is
+        // the base RTT within a millisecond.
+        f.window_pkts = Some(20);
+    }
+    let s = scenario(GBPS, 1000, 5, flows);
+    let topo = topology::build(&s);
+    let return_line = |f: usize| *topo.flow_routes[f].ack.last().unwrap();
+    assert_eq!(return_line(0), return_line(1), "equal RTTs share");
+    assert_ne!(return_line(0), return_line(2), "another RTT has its own");
+    assert_ne!(return_line(0), return_line(3), "so has the other direction");
+    let out = run_checked(&s);
+    let c = &out.flows;
+    for (f, rtt_ms) in [(0, 40.0), (1, 40.0), (2, 80.0), (3, 40.0)] {
+        let last = (0..c.t_s.len()).rfind(|&i| c.flow[i] == f).unwrap();
+        let srtt_ms = c.srtt_ms[last];
+        println!("flow {f}: srtt {srtt_ms:.3} ms for a base RTT of {rtt_ms} ms");
+        assert!((srtt_ms - rtt_ms).abs() < 1.0, "flow {f}: {srtt_ms} ms");
+    }
 }

@@ -11,7 +11,10 @@
 //! from before a queue to after it only shifts that flow's own clock, leaving the queue, drops
 //! and every RTT unchanged. So it all sits on the ACK side, saving an event per data packet.
 //! Flows of request-response exchanges are the exception: the time their data takes to
-//! arrive is what an exchange measures, so their private delay is split evenly.
+//! arrive is what an exchange measures, so their private delay is split evenly. Private paths
+//! of the same delay share one delay line (`Topology::delay_line`).
+
+use std::collections::BTreeMap;
 
 use crate::engine::LinkId;
 use crate::net::link::Link;
@@ -34,6 +37,8 @@ pub struct Topology {
     pub reverse: Vec<Option<LinkId>>,
     pub flow_routes: Vec<Route>,
     pub source_routes: Vec<Vec<LinkId>>,
+    /// The private delay lines by (delay, reverse), each shared by the flows it fits.
+    delay_lines: BTreeMap<(u64, bool), LinkId>,
 }
 
 /// Seeds of the loss and AQM processes, derived from the scenario seed so that each has its
@@ -61,6 +66,7 @@ pub fn build(s: &Scenario) -> Topology {
         reverse,
         flow_routes: vec![],
         source_routes: vec![],
+        delay_lines: BTreeMap::new(),
     };
     let in_exchange = |f: usize| {
         s.exchanges
@@ -68,7 +74,7 @@ pub fn build(s: &Scenario) -> Topology {
             .any(|x| [x.request_flow, x.response_flow].contains(&(f as u32)))
     };
     for (i, f) in s.flows.iter().enumerate() {
-        let route = topo.flow_route(s, i, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
+        let route = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
         topo.flow_routes.push(route);
     }
     for spec in &s.sources {
@@ -172,7 +178,6 @@ impl Topology {
     fn flow_route(
         &mut self,
         s: &Scenario,
-        flow: usize,
         route: &[String],
         reverse: bool,
         rtt_ns: u64,
@@ -199,14 +204,27 @@ impl Topology {
         let private_ns = rtt_ns - crossed_ns; // validated: rtt ≥ twice the route's delay
         let data_side_ns = if split { private_ns / 2 } else { 0 };
         if data_side_ns > 0 {
-            data.push(self.delay_line(format!("access{flow}"), data_side_ns));
+            data.push(self.delay_line(data_side_ns, reverse));
         }
-        ack.push(self.delay_line(format!("return{flow}"), private_ns - data_side_ns));
+        ack.push(self.delay_line(private_ns - data_side_ns, reverse));
         Route { data, ack }
     }
 
-    fn delay_line(&mut self, name: String, delay_ns: u64) -> LinkId {
-        self.links.push(Link::delay_line(&name, delay_ns));
-        (self.links.len() - 1) as LinkId
+    /// A pure delay line of `delay_ns` for a flow in the direction `reverse` says, shared by
+    /// every private path of that delay and direction. A constant delay keeps its packets in
+    /// order whoever sent them, so one FIFO carries them all exactly, and the event queue holds
+    /// one head event for it rather than one per flow: fewer pending events to walk past on
+    /// every push (ten paced BBR flows: 2.4 M pushes of an ACK path's next head walked past 9.6
+    /// events each with a line per flow, 1.8 shared). The two directions keep lines of their
+    /// own, so that a symmetric two-way path stays a mirror image down to simultaneous events.
+    fn delay_line(&mut self, delay_ns: u64, reverse: bool) -> LinkId {
+        if let Some(&line) = self.delay_lines.get(&(delay_ns, reverse)) {
+            return line;
+        }
+        self.links
+            .push(Link::delay_line(&format!("delay {delay_ns} ns"), delay_ns));
+        let line = (self.links.len() - 1) as LinkId;
+        self.delay_lines.insert((delay_ns, reverse), line);
+        line
     }
 }
