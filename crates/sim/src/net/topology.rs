@@ -12,7 +12,7 @@
 //! and every RTT unchanged. So it all sits on the ACK side, saving an event per data packet.
 //! Flows of request-response exchanges are the exception: the time their data takes to
 //! arrive is what an exchange measures, so their private delay is split evenly. Private paths
-//! of the same delay share one delay line (`Topology::delay_line`).
+//! of the same delay and direction share one delay line (`Topology::delay_line`).
 
 use std::collections::BTreeMap;
 
