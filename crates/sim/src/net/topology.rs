@@ -215,8 +215,9 @@ impl Topology {
     /// order whoever sent them, so one FIFO carries them all exactly, and the event queue holds
     /// one head event for it rather than one per flow: fewer pending events to walk past on
     /// every push (ten paced BBR flows: 2.4 M pushes of an ACK path's next head walked past 9.6
-    /// events each with a line per flow, 1.8 shared). The two directions keep lines of their
-    /// own, so that a symmetric two-way path stays a mirror image down to simultaneous events.
+    /// events each with a line per flow, 1.8 shared). Forward and reverse flows have their
+    /// senders at opposite ends of the path, so their private paths are kept apart, and a
+    /// symmetric two-way path stays a mirror image down to the order of simultaneous events.
     fn delay_line(&mut self, delay_ns: u64, reverse: bool) -> LinkId {
         if let Some(&line) = self.delay_lines.get(&(delay_ns, reverse)) {
             return line;
