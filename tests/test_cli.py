@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import SMALL_TOML, assert_packets_conserved
-from tcpeval.backends.sim import FLOW_COLUMNS, LINK_COLUMNS
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.cli import app
 from tcpeval.scenario import cc_algorithms
 

@@ -22,6 +22,20 @@ LINKS_FILE = "links.parquet"
 PCAP_FILE = "capture.pcap"
 RESULT_FILES = (SUMMARY_FILE, FLOWS_FILE, LINKS_FILE, PCAP_FILE)
 
+# The columns every backend's time series carry (docs/contract.md); a backend may add more.
+FLOW_COLUMNS = (
+    "t_s",
+    "flow",
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "srtt_ms",
+    "inflight_pkts",
+    "delivered_bytes",
+    "retransmits",
+    "pacing_rate_bps",
+)
+LINK_COLUMNS = ("t_s", "link", "queue_pkts", "drops", "tx_bytes")
+
 
 @dataclass
 class Result:

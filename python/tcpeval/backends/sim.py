@@ -17,7 +17,7 @@ import pandas as pd
 
 from tcpeval import _core
 from tcpeval.metrics import jain_index
-from tcpeval.result import Result
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
 from tcpeval.scenario import (
     Resolution,
     Scenario,
@@ -27,20 +27,6 @@ from tcpeval.scenario import (
     parse_scenario,
     resolution,
 )
-
-FLOW_COLUMNS = (
-    "t_s",
-    "flow",
-    "cwnd_pkts",
-    "ssthresh_pkts",
-    "srtt_ms",
-    "inflight_pkts",
-    "delivered_bytes",
-    "retransmits",
-    "pacing_rate_bps",
-)
-LINK_COLUMNS = ("t_s", "link", "queue_pkts", "drops", "tx_bytes")
-
 
 def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
     """Run a scenario (a Scenario, a dict in the TOML layout, or the path of a TOML file)."""
