@@ -20,7 +20,7 @@ def _every_simulation_conserves_packets() -> Iterator[None]:
 
     def simulate_and_check(resolved_json: str) -> tuple[str, dict, dict, bytes | None]:
         summary_json, flows, links, pcap = run(resolved_json)
-        assert_packets_conserved(json.loads(summary_json))
+        assert_packets_conserved(json.loads(summary_json)["sim"])
         return summary_json, flows, links, pcap
 
     with pytest.MonkeyPatch.context() as patch:

@@ -33,9 +33,9 @@ def small_scenario() -> dict[str, Any]:
     return copy.deepcopy(_SMALL)
 
 
-def assert_packets_conserved(summary: dict[str, Any]) -> None:
-    """Every data packet sent was delivered, dropped or is still on its way."""
-    sim = summary["sim"]
+def assert_packets_conserved(sim: dict[str, Any]) -> None:
+    """Every data packet sent was delivered, dropped or is still on its way: `sim` is the
+    simulator's counters (the core's `sim`, a result's `backend.details`)."""
     accounted = sim["packets_delivered"] + sim["packets_dropped"] + sim["packets_in_flight"]
     assert sim["packets_sent"] == accounted, sim
     assert sim["packets_delivered"] > 0, sim

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import SMALL_TOML, assert_packets_conserved
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.cli import app
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.scenario import cc_algorithms
 
 runner = CliRunner()
@@ -45,11 +45,14 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
     assert tuple(pd.read_parquet(out / "flows.parquet").columns) == FLOW_COLUMNS
     assert tuple(pd.read_parquet(out / "links.parquet").columns) == LINK_COLUMNS
     summary = json.loads((out / "summary.json").read_text())
-    assert {"scenario", "flows", "bottleneck", "jain_index", "sim"} <= summary.keys()
+    assert {"scenario", "flows", "bottleneck", "jain_index", "backend"} <= summary.keys()
     flow_keys = {"id", "group", "cc", "rtt_ms", "goodput_mbps", "bytes_delivered"}
     assert flow_keys | {"retransmits", "timeouts", "completion_s"} <= summary["flows"][0].keys()
     assert {"utilization", "drops", "mean_queue_pkts"} <= summary["bottleneck"].keys()
-    assert {"events", "packets_delivered", "sim_seconds", "wall_seconds"} <= summary["sim"].keys()
+    backend = summary["backend"]
+    assert (backend["name"], backend["duration_s"]) == ("sim", 3.0)
+    assert backend["wall_seconds"] > 0
+    assert {"events", "packets_delivered", "packets_sent"} <= backend["details"].keys()
 
 
 def test_sim_prints_the_flow_table(small_file: Path, tmp_path: Path) -> None:
@@ -74,7 +77,7 @@ def test_sim_overrides_apply(small_file: Path, tmp_path: Path) -> None:
     assert run.exit_code == 0, run.output
     summary = json.loads(run.stdout)
     assert len(summary["flows"]) == 3
-    assert summary["sim"]["sim_seconds"] == 1.0
+    assert summary["backend"]["duration_s"] == 1.0
 
 
 def test_same_scenario_same_summary_byte_for_byte(small_file: Path, tmp_path: Path) -> None:
@@ -86,12 +89,12 @@ def test_same_scenario_same_summary_byte_for_byte(small_file: Path, tmp_path: Pa
         )
         assert run.returncode == 0, run.stderr
         text = (out / "summary.json").read_text()
-        assert_packets_conserved(json.loads(text))
+        assert_packets_conserved(json.loads(text)["backend"]["details"])
         texts.append(re.sub(r'\n *"wall_seconds": [^\n]*', "", text))
     assert texts[0] == texts[1]
     first = json.loads((tmp_path / "first" / "summary.json").read_text())
     assert first["bottleneck"]["random_drops"] > 0
-    assert "wall_seconds" in first["sim"]
+    assert "wall_seconds" in first["backend"]
 
 
 BAD_INPUTS = [

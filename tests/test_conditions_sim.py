@@ -237,20 +237,24 @@ def test_no_capture_without_pcap(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("message", "field"),
+    ("entry", "key", "field"),
     [
-        ("links[1].queue: too small", "link[0].queue"),
-        ("links[0].rate: too fast", "bottleneck.rate"),
-        ("sources[1].rate: too fast", "onoff[0].rate"),
-        ("flows[3].cc: unknown", "reqresp[0].cc"),
-        ("exchanges[0].count: too many", "reqresp[0].count"),
+        (("links", 1), "queue", "link[0].queue"),
+        (("links", 0), "rate", "bottleneck.rate"),
+        (("sources", 1), "rate", "onoff[0].rate"),
+        (("flows", 3), "cc.beta", "reqresp[0].cc.beta"),
+        (("exchanges", 0), "count", "reqresp[0].count"),
+        ((None, None), "duration", "duration"),
     ],
 )
 def test_core_errors_name_the_table_the_entry_came_from(
-    monkeypatch: pytest.MonkeyPatch, message: str, field: str
+    monkeypatch: pytest.MonkeyPatch,
+    entry: tuple[str | None, int | None],
+    key: str,
+    field: str,
 ) -> None:
     def reject(resolved_json: str) -> None:
-        raise ValueError(message)
+        raise sim._core.ScenarioRejected(*entry, key, "42", "is wrong")
 
     monkeypatch.setattr(sim._core, "simulate", reject)
     data = small_scenario()
@@ -260,4 +264,8 @@ def test_core_errors_name_the_table_the_entry_came_from(
     data["reqresp"] = [{"cc": "reno", "rtt": "20ms"}]
     with pytest.raises(ScenarioError) as raised:
         simulate(data)
-    assert raised.value.field == field
+    assert (raised.value.field, raised.value.value, raised.value.reason) == (
+        field,
+        "42",
+        "is wrong",
+    )

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
 from tcpeval.result import Result, load
 
@@ -17,14 +18,39 @@ def _result(goodput: float = 9.5) -> Result:
             "flow": np.array([0, 0], dtype=np.uint32),
             "cwnd_pkts": [10.0, 20.0],
             "ssthresh_pkts": [np.inf, 15.0],
+            "srtt_ms": [20.0, 21.0],
+            "inflight_pkts": [10.0, 20.0],
             "delivered_bytes": np.array([0, 2**40], dtype=np.uint64),
+            "retransmits": np.array([0, 1], dtype=np.uint64),
+            "pacing_rate_bps": [0.0, 0.0],
         }
     )
     links = pd.DataFrame(
-        {"t_s": [0.1, 0.2], "link": ["bottleneck", "bottleneck"], "queue_pkts": [0.0, 3.0]}
+        {
+            "t_s": [0.1, 0.2],
+            "link": ["bottleneck", "bottleneck"],
+            "queue_pkts": [0.0, 3.0],
+            "drops": np.array([0, 0], dtype=np.uint64),
+            "tx_bytes": np.array([0, 2**40], dtype=np.uint64),
+        }
     )
-    summary = {"flows": [{"id": 0, "goodput_mbps": goodput}], "jain_index": 1.0}
+    flow = {"id": 0, "group": 0, "cc": "reno", "rtt_ms": 20.0, "goodput_mbps": goodput}
+    summary = {
+        "backend": {"name": "test", "wall_seconds": 0.0, "duration_s": 0.2},
+        "scenario": {"name": "two samples"},
+        "flows": [flow],
+        "bottleneck": {"name": "bottleneck", "utilization": 0.5},
+        "jain_index": 1.0,
+    }
     return Result(summary, flows, links)
+
+
+def test_a_summary_outside_the_schema_is_refused() -> None:
+    valid = _result()
+    with pytest.raises(ValidationError, match="backend"):
+        Result({k: v for k, v in valid.summary.items() if k != "backend"}, valid.flows, valid.links)
+    with pytest.raises(ValueError, match="srtt_ms"):
+        Result(valid.summary, valid.flows.drop(columns="srtt_ms"), valid.links)
 
 
 def test_save_then_load_gives_the_same_result(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import pytest
 
 from helpers import SMALL_TOML, small_scenario
 from tcpeval import Scenario, ScenarioError, simulate
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.metrics import jain_index, recovery_time, utilization
 from tcpeval.models import reno_recovery_time_s
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.scenario import cc_algorithms, describe, parse_scenario
 
 

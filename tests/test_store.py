@@ -34,7 +34,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_load_is_one_row_per_flow_per_run_with_axes_and_companions(swept: Path) -> None:
     runs = tcpeval.load(swept)
     assert len(runs) == 8 * 2
-    assert list(runs.columns[:9]) == [
+    assert list(runs.columns[:10]) == [
         "run_id",
         "repeat",
         "seed",
@@ -43,6 +43,7 @@ def test_load_is_one_row_per_flow_per_run_with_axes_and_companions(swept: Path) 
         "bottleneck.queue",
         "bottleneck.queue:value",
         "flow.*.cc",
+        "backend",
         "id",
     ]
     assert {"goodput_mbps", "bottleneck_utilization", "jain_index", "wall_seconds"} <= set(runs)

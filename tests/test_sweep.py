@@ -57,7 +57,7 @@ def test_every_point_and_repeat_is_a_run_with_its_axis_values_and_seed(swept: Pa
     for run, p in zip(run_dirs(swept), params, strict=True):
         assert run.name == p["run_id"]
         summary = json.loads((run / "summary.json").read_text())
-        assert_packets_conserved(summary)
+        assert_packets_conserved(summary["backend"]["details"])
         assert summary["scenario"]["seed"] == p["seed"]
         assert summary["scenario"]["bottleneck"]["rate"] == p["axes"]["bottleneck.rate"]
         assert {flow["rtt"] for flow in summary["scenario"]["flow"]} == {p["axes"]["flow.*.rtt"]}
@@ -86,7 +86,8 @@ def test_run_directory_holds_the_result_and_a_summary_table(swept: Path) -> None
     assert (table["run_id"] == run.name).all()
     assert table["bottleneck_utilization"].iloc[0] == summary["bottleneck"]["utilization"]
     assert table["jain_index"].iloc[0] == summary["jain_index"]
-    assert table["wall_seconds"].iloc[0] == summary["sim"]["wall_seconds"]
+    assert table["wall_seconds"].iloc[0] == summary["backend"]["wall_seconds"]
+    assert (table["backend"] == "sim").all()
     assert tomllib.loads((swept / "grid.toml").read_text()) == load_grid(tiny_grid()).as_dict()
 
 

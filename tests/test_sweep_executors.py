@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 import tcpeval
+from tcpeval import backends
 from tcpeval.sweep import RunSpec, expand, load_grid
 from tcpeval.sweep.executors import local_pool
 from tcpeval.sweep.rundir import Outcome, execute
@@ -21,7 +22,7 @@ def crash_on_doomed_rate(spec: RunSpec, sweep_dir: str) -> Outcome:
     """A worker function that kills its own process for one grid point (imported by workers)."""
     if spec.axes["bottleneck.rate"] == DOOMED_RATE and spec.repeat == 0:
         os._exit(3)
-    return execute(spec, sweep_dir)
+    return execute(spec, sweep_dir, backends.get("sim"))
 
 
 def test_a_dying_worker_fails_only_its_own_run(tmp_path: Path) -> None:

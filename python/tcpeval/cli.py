@@ -12,14 +12,16 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from tcpeval.backends.sim import simulate
+from tcpeval import backends
+from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
-from tcpeval.report.tables import summary_tables, verdicts_table
+from tcpeval.report.tables import comparison_table, summary_tables, verdicts_table
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
 from tcpeval.suites.runner import run_suite
 from tcpeval.sweep import sweep as run_sweep
@@ -41,26 +43,55 @@ app.add_typer(cc_app, name="cc")
 console = Console()
 
 
+ScenarioFile = Annotated[Path, typer.Argument(help="Scenario TOML file.")]
+ResultDir = Annotated[
+    Path, typer.Option("--out", help="Result directory; an earlier result there is replaced.")
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a key, e.g. bottleneck.rate=1Gbps or flow.*.cc=cubic. Repeatable.",
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print summary.json, no tables.")]
+Plots = Annotated[bool, typer.Option(help="Write cwnd, goodput and queue PNGs.")]
+BackendName = Annotated[
+    str, typer.Option("--backend", help="Where the scenario runs: see `tcpeval backends`.")
+]
+
+
+@app.command()
+def run(
+    scenario: ScenarioFile,
+    out: ResultDir,
+    backend: BackendName = backends.DEFAULT,
+    overrides: Overrides = None,
+    as_json: AsJson = False,
+    plots: Plots = True,
+) -> None:
+    """Run SCENARIO on --backend; write summary.json, flows.parquet and links.parquet to --out."""
+    _run_and_show(scenario, out, backend, overrides, as_json, plots)
+
+
 @app.command()
 def sim(
-    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
-    out: Annotated[
-        Path, typer.Option("--out", help="Result directory; an earlier result there is replaced.")
-    ],
-    overrides: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Override a key, e.g. bottleneck.rate=1Gbps or flow.*.cc=cubic. Repeatable.",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json, no tables.")] = False,
-    plots: Annotated[bool, typer.Option(help="Write cwnd, goodput and queue PNGs.")] = True,
+    scenario: ScenarioFile,
+    out: ResultDir,
+    overrides: Overrides = None,
+    as_json: AsJson = False,
+    plots: Plots = True,
 ) -> None:
-    """Simulate SCENARIO and write summary.json, flows.parquet and links.parquet to --out."""
+    """Simulate SCENARIO: the short form of `tcpeval run SCENARIO --backend sim`."""
+    _run_and_show(scenario, out, "sim", overrides, as_json, plots)
+
+
+def _run_and_show(
+    scenario: Path, out: Path, backend: str, overrides: list[str] | None, as_json: bool, plots: bool
+) -> None:
     try:
-        result = simulate(load_scenario(scenario, overrides or []))
+        result = backends.run(load_scenario(scenario, overrides or []), backend)
         result.save(out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
@@ -71,6 +102,61 @@ def sim(
         return
     console.print(*summary_tables(result.summary, title=result.summary["scenario"]["name"]))
     console.print(f"result: {out}/")
+
+
+@app.command("backends")
+def list_backends(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON, no table.")] = False,
+) -> None:
+    """The backends: available here or why not, their algorithms, the keys they refuse."""
+    rows = [
+        {
+            "name": backend.name,
+            "description": backend.description,
+            "unavailable": backend.available(),
+            "algorithms": backend.algorithms(),
+            "refused_keys": dict(backend.refused_keys()),
+        }
+        for backend in backends.all_backends()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("backend", "available", "algorithms", "refused keys", show_lines=True)
+    for row in rows:
+        available = "yes" if row["unavailable"] is None else f"no: {row['unavailable']}"
+        refused = "\n".join(escape(f"{key}: {why}") for key, why in row["refused_keys"].items())
+        name = f"{row['name']}\n[dim]{row['description']}[/]"
+        table.add_row(name, available, ", ".join(row["algorithms"]), refused or "none")
+    console.print(table)
+
+
+@app.command()
+def compare(
+    scenario: ScenarioFile,
+    backend_names: Annotated[
+        str, typer.Option("--backends", help="Comma-separated, e.g. model,sim.")
+    ] = "model,sim",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write each result, compare.html and plots here.")
+    ] = None,
+    overrides: Overrides = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", min=0, help="Flag ratios beyond 1 ± this.")
+    ] = 0.2,
+) -> None:
+    """Run SCENARIO on several backends and set their answers side by side."""
+    names = [name.strip() for name in backend_names.split(",") if name.strip()]
+    try:
+        comparison = compare_backends(
+            load_scenario(scenario, overrides or []), names, tolerance=tolerance
+        )
+        page = None if out is None else write_comparison(comparison, out)
+    except (ScenarioError, FileExistsError) as error:
+        _fail(error)
+    console.print(comparison_table(comparison))
+    if page is not None:
+        console.print(f"comparison: {page}")
 
 
 @app.command()
@@ -90,13 +176,17 @@ def sweep(
             help="Run on Dask: tcp://HOST:PORT of a scheduler, or 'local' for a LocalCluster.",
         ),
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help="Where the runs go. Default: the grid's, else sim."),
+    ] = None,
 ) -> None:
     """Run every point of GRID × repeats into --out (runs/<run_id>/, read with tcpeval.load).
 
     Exit code 1 when some runs failed (each has an error.json; the others finished).
     """
     try:
-        report = run_sweep(grid, out, jobs=jobs, scheduler=scheduler)
+        report = run_sweep(grid, out, jobs=jobs, scheduler=scheduler, backend=backend)
     except ScenarioError as error:
         _fail(error)
     console.print(
@@ -122,13 +212,22 @@ def suite(
         str | None,
         typer.Option("--scheduler", metavar="ADDRESS", help="As for sweep: Dask tcp://… or local."),
     ] = None,
+    backend: BackendName = backends.DEFAULT,
 ) -> None:
     """Run suite NAME for --cc against --baseline, then write --out/report.html."""
     try:
+        chosen = backends.get(backend)
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
-            _check_stack(field, stack)
+            _check_stack(field, stack, chosen.algorithms(), chosen.name)
         written = run_suite(
-            name, cc, out, baseline=baseline, quick=quick, jobs=jobs, scheduler=scheduler
+            name,
+            cc,
+            out,
+            baseline=baseline,
+            quick=quick,
+            jobs=jobs,
+            scheduler=scheduler,
+            backend=chosen,
         )
     except (ScenarioError, ReportError) as error:
         _fail(error)
@@ -136,10 +235,9 @@ def suite(
     console.print(f"report: {written.path}")
 
 
-def _check_stack(field: str, stack: str) -> None:
-    names = [algorithm["name"] for algorithm in cc_algorithms()]
-    if stack not in names:
-        reason = f"is not a known algorithm (choose from {', '.join(names)})"
+def _check_stack(field: str, stack: str, known: list[str], backend: str) -> None:
+    if stack not in known:
+        reason = f"is not an algorithm of backend '{backend}' (choose from {', '.join(known)})"
         raise ScenarioError(field, stack, reason)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tcpeval.backends.sim import simulate
+from tcpeval.backends import simulate
 from tcpeval.metrics import recovery_time
 from tcpeval.models import acked_per_increase, mathis_goodput_bps, reno_recovery_time_s
 from tcpeval.report.plots import write_plots

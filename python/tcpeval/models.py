@@ -96,3 +96,69 @@ def scalable_response_window_pkts(p: float) -> float:
     performance in highspeed wide area networks", CCR 33(2), 2003); algorithms.md §10.3.
     """
     return 0.01 / (0.125 * p)
+
+
+def aimd_window_pkts(p: float, a: float = 1.0, b: float = 0.5) -> float:
+    """The mean window of AIMD(a, b) under periodic loss p: √(a(2−b)/(2bp)).
+
+    A cycle grows the window from (1−b)W to W by a per RTT and carries 1/p packets at a mean
+    window of (1−b/2)W; Reno (a = 1, b = 0.5) gives Mathis' √(3/(2p)) ≈ 1.22/√p (§10.1).
+    """
+    return math.sqrt(a * (2 - b) / (2 * b * p))
+
+
+def cubic_window_pkts(
+    p: float, rtt_s: float, c: float = 0.4, beta: float = 0.7, reno_friendly: bool = True
+) -> float:
+    """CUBIC's mean window at loss rate p: (c(3+β)/(4(1−β)))^¼ · RTT^¾ / p^¾, or Reno's
+    1.2/√p where that is larger and the Reno-friendly region is on (RFC 9438 §5.1;
+    1.054·RTT^0.75/p^0.75 with the defaults, algorithms.md §10.3)."""
+    cubic = (c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * rtt_s**0.75 / p**0.75
+    return max(cubic, reno_response_window_pkts(p)) if reno_friendly else cubic
+
+
+def sawtooth_utilization(bdp_pkts: float, queue_pkts: float, beta: float) -> float:
+    """Share of the link that one flow (or synchronised flows) with back-off factor β keeps
+    busy behind a drop-tail queue: the window sweeps evenly from β(BDP+Q) to BDP+Q, and the
+    link is busy in proportion to min(W, BDP)/BDP. 1 once Q ≥ BDP·(1−β)/β (§10.4). Exact for
+    AIMD's linear growth; for concave-convex growth (CUBIC) an approximation."""
+    top = bdp_pkts + queue_pkts
+    bottom = beta * top
+    if bottom >= bdp_pkts:
+        return 1.0
+    below = (bdp_pkts**2 - bottom**2) / 2  # ∫ W dW while the pipe is not full
+    above = bdp_pkts * (top - bdp_pkts)  # ∫ BDP dW while it is
+    return (below + above) / ((top - bottom) * bdp_pkts)
+
+
+def sawtooth_mean_queue_pkts(bdp_pkts: float, queue_pkts: float, beta: float) -> float:
+    """The mean queue of the same sawtooth: the window beyond the BDP, averaged over the
+    sweep from β(BDP+Q) to BDP+Q."""
+    top = bdp_pkts + queue_pkts
+    bottom = beta * top
+    low = max(bdp_pkts, bottom)
+    return ((top - bdp_pkts) ** 2 - (low - bdp_pkts) ** 2) / 2 / (top - bottom)
+
+
+def aimd_window_after_loss_pkts(
+    window_pkts: float, t_s: float, rtt_s: float, a: float = 1.0, b: float = 0.5
+) -> float:
+    """AIMD's window t seconds after one loss at window W: (1−b)W, then +a per RTT, up to W."""
+    return min(window_pkts, (1 - b) * window_pkts + a * t_s / rtt_s)
+
+
+def cubic_window_after_loss_pkts(
+    window_pkts: float, t_s: float, c: float = 0.4, beta: float = 0.7
+) -> float:
+    """CUBIC's window t seconds after one loss at W: c(t−K)³ + W with K = ∛(W(1−β)/c), up to W
+    (RFC 9438 §4.2; the Reno-friendly region left out)."""
+    k_s = (window_pkts * (1 - beta) / c) ** (1 / 3)
+    return min(window_pkts, c * (t_s - k_s) ** 3 + window_pkts)
+
+
+def scalable_window_after_loss_pkts(
+    window_pkts: float, t_s: float, rtt_s: float, a: float = 0.01, b: float = 0.125
+) -> float:
+    """Scalable TCP's window t seconds after one loss at W: (1−b)W growing by a factor (1+a)
+    per RTT (a per acknowledged packet), up to W (Kelly 2003)."""
+    return min(window_pkts, (1 - b) * window_pkts * (1 + a) ** (t_s / rtt_s))

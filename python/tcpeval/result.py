@@ -1,40 +1,35 @@
 """A result: the summary and time series every backend returns, saved as JSON and Parquet.
 
-Layout of a result directory (ARCHITECTURE.md, "Result contract"): `summary.json`,
-`flows.parquet` (one row per flow per sample), `links.parquet` (one row per link direction per
-sample) and, when the scenario captured a link, `capture.pcap`.
+Layout of a result directory (layout.py): `summary.json`, `flows.parquet` (one row per flow per
+sample), `links.parquet` (one row per link direction per sample) and, when the scenario
+captured a link, `capture.pcap`. The summary satisfies `summary.Summary`, checked whenever a
+Result is made or loaded, so every consumer may rely on it whichever backend ran.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-SUMMARY_FILE = "summary.json"
-FLOWS_FILE = "flows.parquet"
-LINKS_FILE = "links.parquet"
-PCAP_FILE = "capture.pcap"
-RESULT_FILES = (SUMMARY_FILE, FLOWS_FILE, LINKS_FILE, PCAP_FILE)
-
-# The columns every backend's time series carry (docs/contract.md); a backend may add more.
-FLOW_COLUMNS = (
-    "t_s",
-    "flow",
-    "cwnd_pkts",
-    "ssthresh_pkts",
-    "srtt_ms",
-    "inflight_pkts",
-    "delivered_bytes",
-    "retransmits",
-    "pacing_rate_bps",
+from tcpeval import _core
+from tcpeval.layout import (
+    FLOWS_FILE,
+    LINKS_FILE,
+    PCAP_FILE,
+    RESULT_FILES,
+    SUMMARY_FILE,
+    publish_directory,
 )
-LINK_COLUMNS = ("t_s", "link", "queue_pkts", "drops", "tx_bytes")
+from tcpeval.summary import Summary
+
+# The columns every backend's time series carry (docs/contract.md), named once, in the core; a
+# backend may add more.
+FLOW_COLUMNS: tuple[str, ...] = tuple(_core.FLOW_COLUMNS)
+LINK_COLUMNS: tuple[str, ...] = tuple(_core.LINK_COLUMNS)
 
 
 @dataclass
@@ -45,24 +40,30 @@ class Result:
     pcap: bytes | None = None
     """The captured link's packets as a classic pcap file, if the scenario asked for one."""
 
+    def __post_init__(self) -> None:
+        Summary.model_validate(self.summary)
+        for frame, columns in ((self.flows, FLOW_COLUMNS), (self.links, LINK_COLUMNS)):
+            missing = [name for name in columns if name not in frame]
+            if missing:
+                raise ValueError(f"a result's time series lack the columns {missing}")
+
+    @property
+    def backend(self) -> str:
+        return str(self.summary["backend"]["name"])
+
     def save(self, directory: str | Path) -> Path:
-        """Write into `directory`, replacing an earlier result there.
+        """Write into `directory`, replacing an earlier result there (never anything else).
 
         The files are written into a fresh directory beside the target which is then renamed
         into place, so a killed run leaves the old result or the new one, never half of one.
         """
         target = Path(directory)
         _refuse_foreign(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
-            self._write(staging)
-            _swap_into_place(staging, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        publish_directory(target, self.write_into)
         return target
 
-    def _write(self, directory: Path) -> None:
+    def write_into(self, directory: Path) -> None:
+        """Write the result's files into an existing directory."""
         summary = json.dumps(self.summary, indent=2, sort_keys=True, allow_nan=False)
         (directory / SUMMARY_FILE).write_text(summary + "\n")
         self.flows.to_parquet(directory / FLOWS_FILE, index=False)
@@ -92,13 +93,3 @@ def _refuse_foreign(target: Path) -> None:
     )
     if not ours:
         raise FileExistsError(f"'{target}' exists and is not a tcpeval result; not replacing it")
-
-
-def _swap_into_place(staging: Path, target: Path) -> None:
-    if not target.exists():
-        staging.rename(target)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-    target.replace(retired / target.name)
-    staging.rename(target)
-    shutil.rmtree(retired)

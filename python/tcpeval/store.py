@@ -19,9 +19,16 @@ import duckdb
 import pandas as pd
 
 from tcpeval import result
-from tcpeval.suites.layout import MEASURES_FILE, SUITE_FILE
-from tcpeval.sweep.rundir import ERROR_FILE, PARAMS_FILE, RUNS_DIR, SUMMARY_TABLE
-from tcpeval.sweep.runner import GRID_FILE
+from tcpeval.layout import (
+    ERROR_FILE,
+    GRID_FILE,
+    MEASURES_FILE,
+    PARAMS_FILE,
+    RUNS_DIR,
+    SUITE_FILE,
+    SUMMARY_FILE,
+    SUMMARY_TABLE,
+)
 from tcpeval.sweep.tomlwriter import value_text
 from tcpeval.units import parse_buffer, parse_duration, parse_rate, parse_size
 
@@ -43,10 +50,10 @@ def load(directory: str | Path) -> pd.DataFrame | result.Result:
         return query(path, "select * from runs order by all")  # run_id, then flow id
     if (path / SUITE_FILE).is_file():
         return _load_suite(path)
-    if not (path / result.SUMMARY_FILE).is_file():
+    if not (path / SUMMARY_FILE).is_file():
         raise FileNotFoundError(
             f"{path}: is not a result, sweep or suite directory "
-            f"(no {result.SUMMARY_FILE}, {GRID_FILE} or {SUITE_FILE})"
+            f"(no {SUMMARY_FILE}, {GRID_FILE} or {SUITE_FILE})"
         )
     return result.load(path)
 

@@ -2,11 +2,21 @@
 //! columns out. No logic lives here: see docs/contract.md for the shapes.
 
 use numpy::IntoPyArray;
+use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use tcpeval_sim::record::{FlowColumns, LinkColumns};
+use tcpeval_sim::record::{Column, FLOW_COLUMNS, LINK_COLUMNS};
+use tcpeval_sim::ScenarioError;
+
+create_exception!(
+    _core,
+    ScenarioRejected,
+    PyValueError,
+    "The core rejects a resolved scenario: args are (list, index, key, value, reason), \
+     `list`/`index` naming the entry (e.g. 'flows', 3) or both None for a top-level key."
+);
 
 /// `(summary_json, flows, links, pcap)`.
 type Simulated<'py> = (
@@ -17,18 +27,17 @@ type Simulated<'py> = (
 );
 
 /// Run one resolved scenario. Returns `(summary_json, flows, links, pcap)`, `pcap` being the
-/// bytes of a pcap file or `None`; raises `ValueError` naming the field for a scenario the
-/// core rejects.
+/// bytes of a pcap file or `None`; raises `ScenarioRejected` for a scenario the core rejects.
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, resolved_json: &str) -> PyResult<Simulated<'py>> {
     let json = resolved_json.to_owned();
     // The run needs no Python objects: let other Python threads go on meanwhile.
     let out = py
         .detach(move || tcpeval_sim::run_json(&json))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        .map_err(rejected)?;
     let summary = out.summary_json();
-    let flows = flow_columns(py, out.flows)?;
-    let links = link_columns(py, out.links)?;
+    let flows = columns(py, out.flows.into_named())?;
+    let links = columns(py, out.links.into_named())?;
     links.set_item("link_names", out.link_names)?;
     let pcap = out.pcap.map(|bytes| PyBytes::new(py, &bytes));
     Ok((summary, flows, links, pcap))
@@ -40,27 +49,23 @@ fn cc_algorithms() -> String {
     tcpeval_sim::cc::registry::describe().to_string()
 }
 
-fn flow_columns(py: Python<'_>, c: FlowColumns) -> PyResult<Bound<'_, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("t_s", c.t_s.into_pyarray(py))?;
-    d.set_item("flow", c.flow.into_pyarray(py))?;
-    d.set_item("cwnd_pkts", c.cwnd_pkts.into_pyarray(py))?;
-    d.set_item("ssthresh_pkts", c.ssthresh_pkts.into_pyarray(py))?;
-    d.set_item("srtt_ms", c.srtt_ms.into_pyarray(py))?;
-    d.set_item("inflight_pkts", c.inflight_pkts.into_pyarray(py))?;
-    d.set_item("delivered_bytes", c.delivered_bytes.into_pyarray(py))?;
-    d.set_item("retransmits", c.retransmits.into_pyarray(py))?;
-    d.set_item("pacing_rate_bps", c.pacing_rate_bps.into_pyarray(py))?;
-    Ok(d)
+fn rejected(error: ScenarioError) -> PyErr {
+    let (list, index) = error.field.entry.unzip();
+    ScenarioRejected::new_err((list, index, error.field.key, error.value, error.reason))
 }
 
-fn link_columns(py: Python<'_>, c: LinkColumns) -> PyResult<Bound<'_, PyDict>> {
+fn columns<'py>(
+    py: Python<'py>,
+    named: impl Iterator<Item = (&'static str, Column)>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("t_s", c.t_s.into_pyarray(py))?;
-    d.set_item("link", c.link.into_pyarray(py))?;
-    d.set_item("queue_pkts", c.queue_pkts.into_pyarray(py))?;
-    d.set_item("drops", c.drops.into_pyarray(py))?;
-    d.set_item("tx_bytes", c.tx_bytes.into_pyarray(py))?;
+    for (name, column) in named {
+        match column {
+            Column::F64(values) => d.set_item(name, values.into_pyarray(py))?,
+            Column::U32(values) => d.set_item(name, values.into_pyarray(py))?,
+            Column::U64(values) => d.set_item(name, values.into_pyarray(py))?,
+        }
+    }
     Ok(d)
 }
 
@@ -68,5 +73,8 @@ fn link_columns(py: Python<'_>, c: LinkColumns) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_algorithms, m)?)?;
+    m.add("ScenarioRejected", m.py().get_type::<ScenarioRejected>())?;
+    m.add("FLOW_COLUMNS", FLOW_COLUMNS.to_vec())?;
+    m.add("LINK_COLUMNS", LINK_COLUMNS.to_vec())?;
     Ok(())
 }

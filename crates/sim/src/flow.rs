@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use crate::cc::{registry, Init};
 use crate::engine::{FlowId, Timer};
-use crate::error::ScenarioError;
+use crate::error::{Field, ScenarioError};
 use crate::net::topology::Route;
 use crate::scenario::{self, Scenario};
 use crate::tcp::appdata::AppData;
@@ -86,7 +86,7 @@ impl Flow {
             seed: s.seed ^ (u64::from(id) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         };
         let cc = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
-            ScenarioError::new(format!("flows[{id}].cc"), value, reason)
+            ScenarioError::new(Field::of("flows", id as usize, "cc"), value, reason)
         })?;
         let cfg = SenderConfig {
             mss_bytes: spec.mss_bytes,

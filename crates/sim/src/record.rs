@@ -5,6 +5,31 @@ use crate::flow::Flow;
 use crate::net::link::Link;
 use crate::time::{millis, secs};
 
+/// The names of the flow columns, in the order [`FlowColumns::into_named`] gives them: the
+/// one place they are written (the front end reads them from here, docs/contract.md).
+pub const FLOW_COLUMNS: [&str; 9] = [
+    "t_s",
+    "flow",
+    "cwnd_pkts",
+    "ssthresh_pkts",
+    "srtt_ms",
+    "inflight_pkts",
+    "delivered_bytes",
+    "retransmits",
+    "pacing_rate_bps",
+];
+
+/// The names of the link columns, in the order [`LinkColumns::into_named`] gives them.
+pub const LINK_COLUMNS: [&str; 5] = ["t_s", "link", "queue_pkts", "drops", "tx_bytes"];
+
+/// One column of a time series, in its own number type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowColumns {
     pub t_s: Vec<f64>,
@@ -80,6 +105,22 @@ impl Recorder {
 }
 
 impl FlowColumns {
+    /// The columns with their names, in the order of [`FLOW_COLUMNS`].
+    pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
+        let columns = [
+            Column::F64(self.t_s),
+            Column::U32(self.flow),
+            Column::F64(self.cwnd_pkts),
+            Column::F64(self.ssthresh_pkts),
+            Column::F64(self.srtt_ms),
+            Column::F64(self.inflight_pkts),
+            Column::U64(self.delivered_bytes),
+            Column::U64(self.retransmits),
+            Column::F64(self.pacing_rate_bps),
+        ];
+        FLOW_COLUMNS.into_iter().zip(columns)
+    }
+
     fn reserve(&mut self, n: usize) {
         self.t_s.reserve(n);
         self.flow.reserve(n);
@@ -94,6 +135,18 @@ impl FlowColumns {
 }
 
 impl LinkColumns {
+    /// The columns with their names, in the order of [`LINK_COLUMNS`].
+    pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
+        let columns = [
+            Column::F64(self.t_s),
+            Column::U32(self.link),
+            Column::F64(self.queue_pkts),
+            Column::U64(self.drops),
+            Column::U64(self.tx_bytes),
+        ];
+        LINK_COLUMNS.into_iter().zip(columns)
+    }
+
     fn reserve(&mut self, n: usize) {
         self.t_s.reserve(n);
         self.link.reserve(n);

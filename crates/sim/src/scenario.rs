@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::error::ScenarioError;
+use crate::error::{Field, ScenarioError};
 
 /// Bytes of IP + TCP header (with the timestamp option) on every segment: a 1448-byte MSS
 /// fills a 1500-byte MTU, as on the Linux testbeds of the studies.
@@ -181,21 +181,21 @@ impl LossSpec {
     }
 }
 
-fn positive(field: &str, value: u64) -> Result<(), ScenarioError> {
+fn positive(field: Field, value: u64) -> Result<(), ScenarioError> {
     if value == 0 {
         return Err(ScenarioError::new(field, "0", "must be positive"));
     }
     Ok(())
 }
 
-fn non_empty<T>(field: &str, items: &[T]) -> Result<(), ScenarioError> {
+fn non_empty<T>(field: Field, items: &[T]) -> Result<(), ScenarioError> {
     if items.is_empty() {
         return Err(ScenarioError::new(field, "[]", "must not be empty"));
     }
     Ok(())
 }
 
-fn probability(field: String, p: f64) -> Result<(), ScenarioError> {
+fn probability(field: Field, p: f64) -> Result<(), ScenarioError> {
     if !(0.0..=1.0).contains(&p) {
         return Err(ScenarioError::new(
             field,
@@ -209,7 +209,7 @@ fn probability(field: String, p: f64) -> Result<(), ScenarioError> {
 impl Scenario {
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
         let scenario: Scenario = serde_json::from_str(text)
-            .map_err(|e| ScenarioError::new("scenario", text_excerpt(text), e.to_string()))?;
+            .map_err(|e| ScenarioError::new(Field::top("scenario"), text_excerpt(text), e.to_string()))?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -217,13 +217,13 @@ impl Scenario {
     /// Checks what the types cannot: positive rates and times, one queue limit per link,
     /// routes over declared links, delays that fit in the RTTs, sane probabilities.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive("duration", self.duration_ns)?;
-        positive("sample_interval", self.sample_interval_ns)?;
-        non_empty("links", &self.links)?;
+        positive(Field::top("duration"), self.duration_ns)?;
+        positive(Field::top("sample_interval"), self.sample_interval_ns)?;
+        non_empty(Field::top("links"), &self.links)?;
         for (i, link) in self.links.iter().enumerate() {
             self.validate_link(i, link)?;
         }
-        non_empty("flows", &self.flows)?;
+        non_empty(Field::top("flows"), &self.flows)?;
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
         }
@@ -235,7 +235,7 @@ impl Scenario {
         }
         if let Some(name) = &self.pcap_link {
             self.link_index(name)
-                .ok_or_else(|| ScenarioError::new("pcap_link", name, "is not a declared link"))?;
+                .ok_or_else(|| ScenarioError::new(Field::top("pcap_link"), name, "is not a declared link"))?;
         }
         Ok(())
     }
@@ -246,7 +246,7 @@ impl Scenario {
     }
 
     fn validate_link(&self, i: usize, link: &LinkSpec) -> Result<(), ScenarioError> {
-        let field = |name: &str| format!("links[{i}].{name}");
+        let field = |name: &str| Field::of("links", i, name);
         if self.links[..i].iter().any(|l| l.name == link.name) {
             return Err(ScenarioError::new(
                 field("name"),
@@ -254,7 +254,7 @@ impl Scenario {
                 "is declared twice",
             ));
         }
-        positive(&field("rate"), link.rate_bps)?;
+        positive(field("rate"), link.rate_bps)?;
         match (link.queue_pkts, link.queue_bytes) {
             (Some(0), None) => {
                 return Err(ScenarioError::new(
@@ -278,10 +278,10 @@ impl Scenario {
     }
 
     /// Sum of the one-way delays of a route, or an error naming the unknown link.
-    fn route_delay_ns(&self, field: &str, route: &[String]) -> Result<u64, ScenarioError> {
+    fn route_delay_ns(&self, field: &Field, route: &[String]) -> Result<u64, ScenarioError> {
         if route.is_empty() {
             return Err(ScenarioError::new(
-                field,
+                field.clone(),
                 "[]",
                 "must cross at least one link",
             ));
@@ -289,14 +289,14 @@ impl Scenario {
         route.iter().try_fold(0, |sum, name| {
             let link = self
                 .link_index(name)
-                .ok_or_else(|| ScenarioError::new(field, name, "is not a declared link"))?;
+                .ok_or_else(|| ScenarioError::new(field.clone(), name, "is not a declared link"))?;
             Ok(sum + self.links[link].delay_ns)
         })
     }
 
     fn validate_flow(&self, i: usize, f: &Flow) -> Result<(), ScenarioError> {
-        let field = |name: &str| format!("flows[{i}].{name}");
-        positive(&field("rtt"), f.rtt_ns)?;
+        let field = |name: &str| Field::of("flows", i, name);
+        positive(field("rtt"), f.rtt_ns)?;
         let route_delay_ns = self.route_delay_ns(&field("route"), &f.route)?;
         if f.rtt_ns < 2 * route_delay_ns {
             return Err(ScenarioError::new(
@@ -315,7 +315,7 @@ impl Scenario {
                 "must be 64..65000 bytes",
             ));
         }
-        positive(&field("initial_cwnd"), u64::from(f.initial_cwnd_pkts))?;
+        positive(field("initial_cwnd"), u64::from(f.initial_cwnd_pkts))?;
         for (name, value) in [
             ("window", f.window_pkts),
             ("size", f.size_bytes),
@@ -324,7 +324,7 @@ impl Scenario {
             ("sink_rate", f.sink_rate_bps),
         ] {
             if let Some(v) = value {
-                positive(&field(name), v)?;
+                positive(field(name), v)?;
             }
         }
         if f.drop_every.is_some_and(|n| n < 2) {
@@ -354,7 +354,7 @@ impl Scenario {
                 .filter(|&q| q < u64::from(packet_bytes))
             {
                 return Err(ScenarioError::new(
-                    format!("links[{link}].queue"),
+                    Field::of("links", link, "queue"),
                     format!("{q}B"),
                     format!("is smaller than one {packet_bytes}-byte packet"),
                 ));
@@ -364,7 +364,7 @@ impl Scenario {
     }
 
     fn validate_source(&self, i: usize, s: &SourceSpec) -> Result<(), ScenarioError> {
-        let field = |name: &str| format!("sources[{i}].{name}");
+        let field = |name: &str| Field::of("sources", i, name);
         let (route, _) = s.route();
         self.route_delay_ns(&field("route"), route)?;
         let (rate_bps, packet_bytes) = match s {
@@ -388,12 +388,12 @@ impl Scenario {
                         "must be above 1 (a finite mean)",
                     ));
                 }
-                positive(&field("mean_on"), *mean_on_ns)?;
-                positive(&field("mean_off"), *mean_off_ns)?;
+                positive(field("mean_on"), *mean_on_ns)?;
+                positive(field("mean_off"), *mean_off_ns)?;
                 (*rate_bps, *packet_bytes)
             }
         };
-        positive(&field("rate"), rate_bps)?;
+        positive(field("rate"), rate_bps)?;
         if packet_bytes < 28 {
             return Err(ScenarioError::new(
                 field("packet_size"),
@@ -405,7 +405,7 @@ impl Scenario {
     }
 
     fn validate_exchange(&self, i: usize, x: &Exchange) -> Result<(), ScenarioError> {
-        let field = |name: &str| format!("exchanges[{i}].{name}");
+        let field = |name: &str| Field::of("exchanges", i, name);
         for (name, flow) in [
             ("request_flow", x.request_flow),
             ("response_flow", x.response_flow),
@@ -432,12 +432,12 @@ impl Scenario {
                 "must differ from the request flow",
             ));
         }
-        positive(&field("request_bytes"), x.request_bytes)?;
-        positive(&field("response_bytes"), x.response_bytes)
+        positive(field("request_bytes"), x.request_bytes)?;
+        positive(field("response_bytes"), x.response_bytes)
     }
 }
 
-fn validate_aqm(field: &str, aqm: &AqmSpec) -> Result<(), ScenarioError> {
+fn validate_aqm(field: &Field, aqm: &AqmSpec) -> Result<(), ScenarioError> {
     match *aqm {
         AqmSpec::Droptail => Ok(()),
         AqmSpec::Red {
@@ -449,15 +449,15 @@ fn validate_aqm(field: &str, aqm: &AqmSpec) -> Result<(), ScenarioError> {
         } => {
             if !(0.0 <= min_th_pkts && min_th_pkts < max_th_pkts) {
                 return Err(ScenarioError::new(
-                    field,
+                    field.clone(),
                     format!("min_th={min_th_pkts}, max_th={max_th_pkts}"),
                     "needs 0 <= min_th < max_th",
                 ));
             }
-            probability(format!("{field}.max_p"), max_p)?;
+            probability(field.child("max_p"), max_p)?;
             if !(weight > 0.0 && weight <= 1.0) {
                 return Err(ScenarioError::new(
-                    format!("{field}.weight"),
+                    field.child("weight"),
                     weight.to_string(),
                     "must be in (0, 1]",
                 ));
@@ -468,19 +468,19 @@ fn validate_aqm(field: &str, aqm: &AqmSpec) -> Result<(), ScenarioError> {
             target_ns,
             interval_ns,
         } => {
-            positive(&format!("{field}.target"), target_ns)?;
-            positive(&format!("{field}.interval"), interval_ns)
+            positive(field.child("target"), target_ns)?;
+            positive(field.child("interval"), interval_ns)
         }
     }
 }
 
-fn validate_loss(field: &str, loss: &LossSpec) -> Result<(), ScenarioError> {
+fn validate_loss(field: &Field, loss: &LossSpec) -> Result<(), ScenarioError> {
     match *loss {
         LossSpec::None => Ok(()),
         LossSpec::Bernoulli { p } => {
             if !(0.0..1.0).contains(&p) {
                 return Err(ScenarioError::new(
-                    field,
+                    field.clone(),
                     p.to_string(),
                     "must be in [0, 1)",
                 ));
@@ -493,13 +493,13 @@ fn validate_loss(field: &str, loss: &LossSpec) -> Result<(), ScenarioError> {
             loss_good,
             loss_bad,
         } => {
-            probability(format!("{field}.p"), p)?;
-            probability(format!("{field}.r"), r)?;
-            probability(format!("{field}.loss_good"), loss_good)?;
-            probability(format!("{field}.loss_bad"), loss_bad)?;
+            probability(field.child("p"), p)?;
+            probability(field.child("r"), r)?;
+            probability(field.child("loss_good"), loss_good)?;
+            probability(field.child("loss_bad"), loss_bad)?;
             if r == 0.0 && p > 0.0 {
                 return Err(ScenarioError::new(
-                    format!("{field}.r"),
+                    field.child("r"),
                     "0",
                     "must be positive: the bad state must end",
                 ));

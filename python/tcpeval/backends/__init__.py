@@ -1,1 +1,28 @@
-"""Backends answer a scenario with a Result of the same shape: for now the simulator."""
+"""Backends: each turns a scenario into a Result of the one shape (docs/contract.md).
+
+- `protocol`: the Backend protocol, Problem, and the checks every backend shares.
+- `registry`: the backends by name; `model` (analytical models) and `sim` (the simulator).
+- `run`: a scenario through a backend, refused by name where the backend cannot run it.
+"""
+
+from __future__ import annotations
+
+from tcpeval.backends.protocol import Backend, Problem, keys_used, refusals
+from tcpeval.backends.registry import DEFAULT, all_backends, get, names, register
+from tcpeval.backends.run import as_scenario, check, run, simulate
+
+__all__ = [
+    "DEFAULT",
+    "Backend",
+    "Problem",
+    "all_backends",
+    "as_scenario",
+    "check",
+    "get",
+    "keys_used",
+    "names",
+    "refusals",
+    "register",
+    "run",
+    "simulate",
+]

@@ -7,51 +7,66 @@ Python resolves the scenario and hands it over as JSON; the core returns a summa
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Mapping
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tcpeval import _core
+from tcpeval.backends.protocol import Problem, refusals
 from tcpeval.metrics import jain_index
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
-from tcpeval.scenario import (
-    Resolution,
-    Scenario,
-    ScenarioError,
-    describe,
-    load_scenario,
-    parse_scenario,
-    resolution,
-)
-
-def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
-    """Run a scenario (a Scenario, a dict in the TOML layout, or the path of a TOML file)."""
-    scenario = _as_scenario(scenario)
-    resolved = resolution(scenario)
-    try:
-        summary_json, flow_columns, link_columns, pcap = _core.simulate(
-            json.dumps(resolved.resolved)
-        )
-    except ValueError as error:
-        raise _in_user_terms(str(error), resolved) from None
-    summary = json.loads(summary_json)
-    summary["scenario"] = describe(scenario)
-    summary["jain_index"] = jain_index([flow["goodput_mbps"] for flow in summary["flows"]])
-    summary["transfers"] = _transfers(summary, resolved)
-    _add_latency_in_rtts(summary, resolved)
-    return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns), pcap)
+from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
+from tcpeval.scenario import resolution as resolve
 
 
-def _as_scenario(scenario: Scenario | dict[str, Any] | str | Path) -> Scenario:
-    if isinstance(scenario, Scenario):
-        return scenario
-    if isinstance(scenario, dict):
-        return parse_scenario(scenario)
-    return load_scenario(scenario)
+class Simulator:
+    name = "sim"
+    description = "the packet-level simulator (crates/sim): every key, every algorithm"
+
+    def available(self) -> str | None:
+        return None
+
+    def algorithms(self) -> list[str]:
+        return [algorithm["name"] for algorithm in cc_algorithms()]
+
+    def refused_keys(self) -> Mapping[str, str]:
+        return {}
+
+    def supports(self, scenario: Scenario) -> list[Problem]:
+        return refusals(self, scenario)
+
+    def run(self, scenario: Scenario) -> Result:
+        resolved = resolve(scenario)
+        try:
+            summary_json, flow_columns, link_columns, pcap = _core.simulate(
+                json.dumps(resolved.resolved)
+            )
+        except _core.ScenarioRejected as error:
+            raise _in_user_terms(error, resolved) from None
+        summary = _backend_section(json.loads(summary_json))
+        summary["scenario"] = describe(scenario)
+        summary["jain_index"] = jain_index([flow["goodput_mbps"] for flow in summary["flows"]])
+        summary["transfers"] = _transfers(summary, resolved)
+        _add_latency_in_rtts(summary, resolved)
+        return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns), pcap)
+
+
+BACKEND = Simulator()
+
+
+def _backend_section(summary: dict[str, Any]) -> dict[str, Any]:
+    """The core's `sim` counters become the backend section every result has."""
+    counters = summary.pop("sim")
+    summary["backend"] = {
+        "name": BACKEND.name,
+        "wall_seconds": counters.pop("wall_seconds"),
+        "duration_s": counters.pop("sim_seconds"),
+        "details": counters,
+    }
+    return summary
 
 
 def _flows_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -84,13 +99,9 @@ def _add_latency_in_rtts(summary: dict[str, Any], resolved: Resolution) -> None:
         reported["latency_rtts"] = [latency / rtt_s for latency in reported["latencies_s"]]
 
 
-def _in_user_terms(message: str, resolved: Resolution) -> ScenarioError:
-    """A core error names a field of the resolved scenario (`flows[3].cc: 'reno' unknown
-    parameter …`); point at the table of the user's scenario that flow 3 came from instead."""
-    path, _, reason = message.partition(": ")
-    if not reason:
-        return ScenarioError("scenario", None, message)
-    entry = re.fullmatch(r"(flows|links|sources|exchanges)\[(\d+)\](\S*)", path)
-    if entry is not None:
-        path = resolved.origins[entry[1]][int(entry[2])] + entry[3]
-    return ScenarioError(path, None, reason)
+def _in_user_terms(error: _core.ScenarioRejected, resolved: Resolution) -> ScenarioError:
+    """The core names an entry of the resolved scenario (`flows`, 3); point at the table of the
+    user's scenario that flow 3 came from (`flow[1]`) instead."""
+    entry, index, key, value, reason = error.args
+    table = None if entry is None else resolved.origins[entry][index]
+    return ScenarioError(key if table is None else f"{table}.{key}", value, reason)

@@ -22,11 +22,9 @@ import pandas as pd
 
 import tcpeval
 from tcpeval import metrics
+from tcpeval.layout import GRID_FILE, MEASURES_FILE, RUN_FILE, RUNS_DIR, SUITE_FILE
 from tcpeval.report.verdicts import Rule, parse_rules
 from tcpeval.store import COMPANION_SUFFIX, with_measures
-from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
-from tcpeval.sweep import GRID_FILE
-from tcpeval.sweep.rundir import RUNS_DIR
 
 VALUE_SUFFIX = COMPANION_SUFFIX
 """The numeric companion of an axis column in base units, e.g. `bottleneck.rate:value`."""

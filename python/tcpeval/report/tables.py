@@ -7,29 +7,34 @@ from typing import Any
 
 from rich.table import Table
 
+from tcpeval.compare import Comparison
 from tcpeval.report.verdicts import Verdict
 
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
 
 
 def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
-    table = Table(title=title, title_justify="left")
-    for header in ("flow", "cc", "rtt ms", "goodput Mb/s", "retransmits", "timeouts", "done at s"):
-        table.add_column(header, justify="left" if header == "cc" else "right")
+    """One row per flow; '-' where the backend has no figure, and what limits each flow when
+    the backend says (the model does)."""
     flows = summary["flows"]
+    limits = any("limited_by" in flow for flow in flows)
+    headers = ["flow", "cc", "rtt ms", "goodput Mb/s", "retransmits", "timeouts", "done at s"]
+    table = Table(title=title, title_justify="left")
+    for header in headers + ["limited by"] * limits:
+        table.add_column(header, justify="left" if header in ("cc", "limited by") else "right")
     for flow in flows[:FLOW_ROWS_MAX]:
-        completion = flow["completion_s"]
-        table.add_row(
+        row = [
             str(flow["id"]),
             flow["cc"],
             f"{flow['rtt_ms']:g}",
-            f"{flow['goodput_mbps']:.2f}",
-            str(flow["retransmits"]),
-            str(flow["timeouts"]),
-            "-" if completion is None else f"{completion:.3f}",
-        )
+            _number(flow["goodput_mbps"], ".2f"),
+            _number(flow["retransmits"], "d"),
+            _number(flow["timeouts"], "d"),
+            _number(flow["completion_s"], ".3f"),
+        ]
+        table.add_row(*row, *[flow.get("limited_by") or "-"] * limits)
     if len(flows) > FLOW_ROWS_MAX:
-        table.add_row("…", f"{len(flows) - FLOW_ROWS_MAX} more", "", "", "", "", "")
+        table.add_row("…", f"{len(flows) - FLOW_ROWS_MAX} more", *[""] * (len(headers) - 2))
     return table
 
 
@@ -42,9 +47,9 @@ def links_table(summary: dict[str, Any]) -> Table:
     for link in summary["links"]:
         table.add_row(
             link["name"],
-            f"{link['utilization']:.3f}",
-            f"{link['drops']:,}",
-            f"{link['mean_queue_pkts']:.1f}",
+            _number(link["utilization"], ".3f"),
+            _number(link["drops"], ","),
+            _number(link["mean_queue_pkts"], ".1f"),
         )
     return table
 
@@ -97,20 +102,30 @@ def summary_tables(summary: dict[str, Any], title: str | None = None) -> list[Ta
 
 
 def run_table(summary: dict[str, Any]) -> Table:
-    """The bottleneck and the simulator's own figures, one per line."""
-    bottleneck, sim = summary["bottleneck"], summary["sim"]
-    wall_s = sim["wall_seconds"]
+    """The bottleneck and the backend's own figures, one per line; '-' where it has none."""
+    bottleneck, backend = summary["bottleneck"] or {}, summary["backend"]
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column(justify="left")
     table.add_column(justify="right")
-    table.add_row("bottleneck utilization", f"{bottleneck['utilization']:.3f}")
-    table.add_row("bottleneck drops", f"{bottleneck['drops']:,}")
-    table.add_row("mean queue, packets", f"{bottleneck['mean_queue_pkts']:.1f}")
-    table.add_row("Jain index of goodputs", f"{summary['jain_index']:.3f}")
-    table.add_row("simulator events", f"{sim['events']:,}")
-    delivered_rate = f"{sim['packets_delivered'] / wall_s:,.0f}" if wall_s > 0 else "-"
-    table.add_row("packets delivered per wall-second", delivered_rate)
+    table.add_row("bottleneck utilization", _number(bottleneck.get("utilization"), ".3f"))
+    table.add_row("bottleneck drops", _number(bottleneck.get("drops"), ","))
+    table.add_row("mean queue, packets", _number(bottleneck.get("mean_queue_pkts"), ".1f"))
+    table.add_row("Jain index of goodputs", _number(summary["jain_index"], ".3f"))
+    table.add_row("backend", backend["name"])
+    if not backend.get("valid", True):
+        table.add_row("[red]invalid run[/]", backend["invalid_reason"])
+    details, wall_s = backend["details"], backend["wall_seconds"]
+    if "events" in details:
+        table.add_row("simulator events", f"{details['events']:,}")
+    if "packets_delivered" in details and wall_s > 0:
+        rate = details["packets_delivered"] / wall_s
+        table.add_row("packets delivered per wall-second", f"{rate:,.0f}")
+    table.add_row("wall time, s", f"{wall_s:.2f}")
     return table
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
 
 
 VERDICT_MARKS = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "–"}
@@ -131,4 +146,27 @@ def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
             "–" if v.value is None else f"{v.value:.3g}",
             f"{len(v.failing)} of {v.points}",
         )
+    return table
+
+
+def comparison_table(comparison: Comparison) -> Table:
+    """A comparison of backends: a row per figure, a column per backend, then the ratios to
+    the first backend, in red beyond the tolerance."""
+    first = comparison.backends[0]
+    table = Table(
+        title=f"{comparison.scenario}: ratios to {first}, flagged beyond ±{comparison.tolerance:g}",
+        title_justify="left",
+    )
+    table.add_column("figure")
+    for name in comparison.backends:
+        table.add_column(name, justify="right")
+    for name in comparison.backends[1:]:
+        table.add_column(f"{name}/{first}", justify="right")
+    for row in comparison.rows:
+        values = [_number(row.values[name], ".4g") for name in comparison.backends]
+        ratios = [
+            f"[red]{_number(ratio, '.3f')}[/]" if name in row.flagged else _number(ratio, ".3f")
+            for name, ratio in row.ratios.items()
+        ]
+        table.add_row(f"{row.figure} {row.unit}".strip(), *values, *ratios)
     return table

@@ -15,6 +15,7 @@ import numpy as np
 
 from tcpeval import metrics
 from tcpeval.result import Result
+from tcpeval.summary import duration_s
 from tcpeval.units import parse_duration, parse_rate, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
@@ -23,7 +24,7 @@ HEADER_BYTES = 52
 
 
 def _duration_s(result: Result) -> float:
-    return float(result.summary["sim"]["sim_seconds"])
+    return duration_s(result.summary)
 
 
 def _second_half_mbps(result: Result, flow: int) -> float:

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpeval import backends
+from tcpeval.backends import Backend
+from tcpeval.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE, publish_file
 from tcpeval.report.html import ReportFile, write_report
 from tcpeval.result import load as load_result
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
-from tcpeval.suites.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE
 from tcpeval.suites.measures import MEASURES
 from tcpeval.sweep import sweep
 
@@ -32,24 +34,28 @@ def run_suite(
     quick: bool = False,
     jobs: int | None = None,
     scheduler: str | None = None,
+    backend: str | Backend = backends.DEFAULT,
 ) -> ReportFile:
-    """Run suite `name` for stack `cc` against `baseline` into `out`; returns its report."""
+    """Run suite `name` for stack `cc` against `baseline` on `backend` into `out`; returns
+    its report."""
     suite = load_suite(name)
+    chosen = backends.get(backend)
     stacks = [cc] if cc == baseline else [cc, baseline]
     out.mkdir(parents=True, exist_ok=True)
-    _record(out, suite, cc, baseline, quick)
+    _record(out, suite, cc, baseline, quick, chosen.name)
     for test in suite.test:
         test_dir = out / test.name
-        sweep(grid_of(test, suite, stacks, quick), test_dir, jobs=jobs, scheduler=scheduler)
+        grid = grid_of(test, suite, stacks, quick)
+        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen)
         write_measures(test_dir, test)
     return write_report(out, baseline=baseline)
 
 
-def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool) -> None:
+def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool, backend: str) -> None:
     text = resources.files("tcpeval.suites").joinpath(f"{suite.name}.toml").read_text()
-    (out / SUITE_FILE).write_text(text)
+    publish_file(out / SUITE_FILE, text)
     run = {"suite": suite.name, "cc": cc, "baseline": baseline, "quick": quick}
-    (out / RUN_FILE).write_text(json.dumps(run, indent=2) + "\n")
+    publish_file(out / RUN_FILE, json.dumps(run | {"backend": backend}, indent=2) + "\n")
 
 
 def write_measures(test_dir: Path, test: SuiteTest) -> pd.DataFrame:
@@ -63,7 +69,5 @@ def write_measures(test_dir: Path, test: SuiteTest) -> pd.DataFrame:
         values = measure(load_result(run_dir))
         rows.append({"run_id": params["run_id"], **values})
     table = pd.DataFrame(rows)
-    staging = test_dir / f".{MEASURES_FILE}.tmp"
-    table.to_parquet(staging, index=False)
-    staging.replace(test_dir / MEASURES_FILE)
+    publish_file(test_dir / MEASURES_FILE, table)
     return table

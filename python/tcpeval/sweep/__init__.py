@@ -13,6 +13,6 @@ The contract (grid file, directory layout, `load`) is docs/sweeps.md.
 from __future__ import annotations
 
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid, run_id
-from tcpeval.sweep.runner import GRID_FILE, SweepReport, sweep
+from tcpeval.sweep.runner import SweepReport, sweep
 
-__all__ = ["GRID_FILE", "Grid", "RunSpec", "SweepReport", "expand", "load_grid", "run_id", "sweep"]
+__all__ = ["Grid", "RunSpec", "SweepReport", "expand", "load_grid", "run_id", "sweep"]

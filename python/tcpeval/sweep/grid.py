@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcpeval.backends import DEFAULT as DEFAULT_BACKEND
 from tcpeval.scenario import ScenarioError, parse_scenario, resolution
 from tcpeval.scenario.loading import _read_toml, set_field
 from tcpeval.sweep.tomlwriter import value_text
 
-GRID_KEYS = ("repeats", "base", "axes")
+GRID_KEYS = ("repeats", "backend", "base", "axes")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._%+=-]")
 _READABLE_CHARS = 160  # keeps a run id well inside the 255 bytes of a file name
 
@@ -32,9 +33,15 @@ class Grid:
     base: dict[str, Any]
     axes: dict[str, list[Any]]
     repeats: int = 1
+    backend: str = DEFAULT_BACKEND
 
     def as_dict(self) -> dict[str, Any]:
-        return {"repeats": self.repeats, "base": self.base, "axes": self.axes}
+        return {
+            "repeats": self.repeats,
+            "backend": self.backend,
+            "base": self.base,
+            "axes": self.axes,
+        }
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,10 @@ def _parse_grid(data: dict[str, Any], folder: Path) -> Grid:
     repeats = data.get("repeats", 1)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ScenarioError("grid.repeats", repeats, "must be a whole number, at least 1")
-    return Grid(_base(data.get("base"), folder), _axes(data.get("axes", {})), repeats)
+    backend = data.get("backend", DEFAULT_BACKEND)
+    if not isinstance(backend, str):
+        raise ScenarioError("grid.backend", backend, "must be the name of a backend")
+    return Grid(_base(data.get("base"), folder), _axes(data.get("axes", {})), repeats, backend)
 
 
 def _base(base: object, folder: Path) -> dict[str, Any]:

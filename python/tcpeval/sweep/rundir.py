@@ -2,15 +2,16 @@
 
 A run directory holds `params.json` plus either the result (`summary.json`, `summary.parquet`,
 `flows.parquet`, `links.parquet`) or `error.json`. It is put together in `DIR/.staging/` and
-renamed into place when whole, so a killed sweep leaves only whole runs. `execute` is what a
-worker (a local process or a Dask worker) runs; it needs DIR on a filesystem it can write.
+renamed into place when whole (layout.publish_directory), so a killed sweep leaves only whole
+runs. `execute` is what a worker (a local process or a Dask worker) runs; it needs DIR on a
+filesystem it can write, and the backend object (it is sent along, so a backend registered
+only in the caller's process runs too).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,16 +20,18 @@ from typing import Any
 
 import pandas as pd
 
-from tcpeval.backends.sim import simulate
+from tcpeval.backends import Backend, as_scenario
+from tcpeval.layout import (
+    ERROR_FILE,
+    PARAMS_FILE,
+    RUNS_DIR,
+    STAGING_DIR,
+    SUMMARY_TABLE,
+    publish_directory,
+)
 from tcpeval.result import Result
 from tcpeval.scenario import ScenarioError
 from tcpeval.sweep.grid import RunSpec
-
-RUNS_DIR = "runs"
-STAGING_DIR = ".staging"
-PARAMS_FILE = "params.json"
-ERROR_FILE = "error.json"
-SUMMARY_TABLE = "summary.parquet"
 
 
 @dataclass(frozen=True)
@@ -39,13 +42,14 @@ class Outcome:
     error: str | None = None
 
 
-def execute(spec: RunSpec, sweep_dir: str) -> Outcome:
-    """Simulate one run and write its directory; a run that raises writes `error.json`."""
+def execute(spec: RunSpec, sweep_dir: str, backend: Backend) -> Outcome:
+    """Run one point on `backend` and write its directory; a run that raises writes
+    `error.json`. The sweep checked beforehand that the backend supports every point."""
     root = Path(sweep_dir)
     if is_complete(root, spec.run_id):
         return Outcome(spec.run_id)
     try:
-        result = simulate(spec.scenario)
+        result = backend.run(as_scenario(spec.scenario))
     except Exception as error:
         return record_error(root, spec, one_line(error))
     _publish(root, spec, lambda work: _write_result(work, spec, result))
@@ -77,42 +81,41 @@ def one_line(error: BaseException) -> str:
 
 
 def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
-    """`summary.parquet`: one row per flow, its fields plus `run_id`, `bottleneck_*`,
-    `jain_index` and `wall_seconds`."""
+    """`summary.parquet`: one row per flow, its fields plus `run_id`, `backend`, `valid`,
+    `bottleneck_*` (when the backend knows the bottleneck), `jain_index` and `wall_seconds`."""
     table = pd.DataFrame(summary["flows"])
     table.insert(0, "run_id", run_id)
-    for key, value in summary["bottleneck"].items():
+    backend = summary["backend"]
+    table.insert(1, "backend", backend["name"])
+    table["valid"] = backend.get("valid", True)
+    for key, value in (summary["bottleneck"] or {}).items():
         table[f"bottleneck_{key}"] = value
     table["jain_index"] = summary["jain_index"]
-    table["wall_seconds"] = summary["sim"]["wall_seconds"]
+    table["wall_seconds"] = backend["wall_seconds"]
     unknown = [name for name in table if table[name].isna().all() and table[name].dtype == object]
     return table.astype(dict.fromkeys(unknown, "float64"))  # all null (completion_s): a number
 
 
 def _write_result(work: Path, spec: RunSpec, result: Result) -> None:
-    result.save(work)
+    result.write_into(work)
     summary_table(result.summary, spec.run_id).to_parquet(work / SUMMARY_TABLE, index=False)
 
 
 def _publish(sweep_dir: Path, spec: RunSpec, write: Callable[[Path], None]) -> None:
-    """Let `write` fill a fresh directory beside the runs, then rename it into place (over a
-    failed attempt of the same run, never over a complete one)."""
-    staging = sweep_dir / STAGING_DIR
-    staging.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f"{spec.run_id}.", dir=staging))
-    try:
-        work = scratch / spec.run_id
+    """Let `write` fill the run's directory in the staging area, then put it in place (over a
+    failed attempt of the same run, never over a complete one: another worker may have
+    finished it first)."""
+
+    def write_with_params(work: Path) -> None:
         write(work)
         _write_json(work / PARAMS_FILE, spec.params())
-        target = sweep_dir / RUNS_DIR / spec.run_id
-        if is_complete(sweep_dir, spec.run_id):
-            return  # another worker finished it first
-        target.parent.mkdir(exist_ok=True)
-        if target.exists():
-            target.rename(scratch / "retired")
-        work.rename(target)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+
+    publish_directory(
+        sweep_dir / RUNS_DIR / spec.run_id,
+        write_with_params,
+        staging=sweep_dir / STAGING_DIR,
+        keep_existing=lambda: is_complete(sweep_dir, spec.run_id),
+    )
 
 
 def _write_json(path: Path, body: dict[str, Any]) -> None:

@@ -6,11 +6,13 @@ Resumption: a run whose directory holds a result is skipped; a run that failed b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from tcpeval.scenario import ScenarioError
-from tcpeval.sweep.executors import dask_cluster, local_pool
+from tcpeval import backends
+from tcpeval.backends import Backend
+from tcpeval.layout import GRID_FILE, publish_file
+from tcpeval.scenario import ScenarioError, parse_scenario
+from tcpeval.sweep.executors import Work, dask_cluster, local_pool
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid
 from tcpeval.sweep.rundir import Outcome, clear_staging, execute, is_complete
 from tcpeval.sweep.tomlwriter import dumps
-
-GRID_FILE = "grid.toml"
 
 
 @dataclass(frozen=True)
@@ -54,39 +57,61 @@ def sweep(
     jobs: int | None = None,
     scheduler: str | None = None,
     *,
+    backend: str | Backend | None = None,
     progress: bool = True,
 ) -> SweepReport:
     """Run every point × repeat of `grid` into `out`, finishing only what is missing there.
 
-    `jobs` local processes (default: one per CPU), or the Dask scheduler at `scheduler`
+    On `backend` (a name or the object; default: the grid's `backend`, else the simulator),
+    in `jobs` local processes (default: one per CPU), or on the Dask scheduler at `scheduler`
     ("local" starts a LocalCluster of `jobs` workers). Raises ScenarioError, before anything
-    runs, if a grid point is invalid or `out` holds a sweep of another grid.
+    runs, if a grid point is invalid or the backend cannot run it, or if `out` holds a sweep
+    of another grid or backend.
     """
     started = time.perf_counter()
     jobs = jobs or os.cpu_count() or 1
     loaded = load_grid(grid)
+    chosen = backends.get(backend or loaded.backend)
+    loaded = dataclasses.replace(loaded, backend=chosen.name)
     specs = expand(loaded)
+    _check_points(chosen, specs)
     root = Path(out)
     _claim(root, loaded)
     clear_staging(root)
     todo = [spec for spec in specs if not is_complete(root, spec.run_id)]
+    work = partial(execute, backend=chosen)
     failed = 0
     for outcome in _tracked(
-        _outcomes(todo, root, jobs, scheduler), len(specs), len(todo), progress
+        _outcomes(work, todo, root, jobs, scheduler), len(specs), len(todo), progress
     ):
         failed += outcome.error is not None
     wall = time.perf_counter() - started
     return SweepReport(root, len(todo) - failed, len(specs) - len(todo), failed, wall)
 
 
+def _check_points(backend: Backend, specs: list[RunSpec]) -> None:
+    """The first point the backend cannot run (each point is checked: an axis may set a key
+    or an algorithm the backend refuses), as an error naming the point."""
+    checked: set[str] = set()
+    for spec in specs:
+        point = ", ".join(f"{path}={value}" for path, value in spec.axes.items())
+        if point in checked:
+            continue  # a repeat of a point already checked
+        checked.add(point)
+        try:
+            backends.check(backend, parse_scenario(spec.scenario))
+        except ScenarioError as error:
+            raise ScenarioError("grid point", point or "base", f"is refused: {error}") from None
+
+
 def _outcomes(
-    todo: list[RunSpec], root: Path, jobs: int, scheduler: str | None
+    work: Work, todo: list[RunSpec], root: Path, jobs: int, scheduler: str | None
 ) -> Iterator[Outcome]:
     if not todo:
         return iter(())
     if scheduler is None:
-        return local_pool(execute, todo, root, jobs)
-    return dask_cluster(execute, todo, root, jobs, scheduler)
+        return local_pool(work, todo, root, jobs)
+    return dask_cluster(work, todo, root, jobs, scheduler)
 
 
 def _claim(root: Path, grid: Grid) -> None:
@@ -94,15 +119,15 @@ def _claim(root: Path, grid: Grid) -> None:
     path = root / GRID_FILE
     if path.exists():
         if tomllib.loads(path.read_text()) != grid.as_dict():
-            reason = "holds a sweep of another grid (see its grid.toml); use another directory"
+            reason = (
+                "holds a sweep of another grid or backend (see its grid.toml); "
+                "use another directory"
+            )
             raise ScenarioError("--out", str(root), reason)
         return
     if root.exists() and any(root.iterdir()):
         raise ScenarioError("--out", str(root), "is not empty and holds no sweep; not using it")
-    root.mkdir(parents=True, exist_ok=True)
-    partial = root / f".{GRID_FILE}.partial"
-    partial.write_text(dumps(grid.as_dict()))
-    partial.replace(path)
+    publish_file(path, dumps(grid.as_dict()))
 
 
 def _tracked(outcomes: Iterator[Outcome], total: int, todo: int, shown: bool) -> Iterator[Outcome]:

@@ -1,0 +1,178 @@
+"""The model's time series, in the columns every backend's results carry: each flow's rate,
+window and RTT are flat within an epoch (the steady state of `shares`), except after an
+induced loss, where the window regrows as its algorithm's model says. Cumulative counters
+are integrated on a grid eight times finer than the samples."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcpeval.backends.model.shares import Answer, LinkState, ModelFlow
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
+
+SUBSTEPS = 8
+
+
+@dataclass
+class FlowPlan:
+    """A flow, its resolved entry, and its answer in each epoch it is active in."""
+
+    flow: ModelFlow
+    spec: dict[str, Any]
+    epochs: list[tuple[float, float, Answer]] = field(default_factory=list)
+
+    def answer_at(self, t_s: float) -> Answer | None:
+        return next((a for start, stop, a in self.epochs if start <= t_s < stop), None)
+
+    def window_and_rate(self, t_s: float) -> tuple[float, float, float]:
+        """(window in packets, goodput in bit/s, RTT in s) at t; NaN where the models have no
+        answer, zero rate where the flow is not active."""
+        answer = self.answer_at(t_s)
+        if answer is None:
+            return math.nan, 0.0, math.nan
+        if answer.goodput_bps is None:
+            return math.nan, math.nan, answer.rtt_s
+        full = answer.goodput_bps * answer.rtt_s / (8 * self.flow.mss_bytes)
+        drops = [d / 1e9 for d in self.spec["drop_at_ns"] if d / 1e9 <= t_s]
+        if not drops or answer.on_link or full == 0:
+            return full, answer.goodput_bps, answer.rtt_s
+        window = self.flow.stack.window_after_loss_pkts(full, t_s - drops[-1], answer.rtt_s)
+        return window, answer.goodput_bps * window / full, answer.rtt_s
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Sample times k·interval up to the duration, and the finer integration grid."""
+
+    samples_s: np.ndarray
+    fine_s: np.ndarray
+    step_s: float
+
+    @classmethod
+    def of(cls, duration_ns: int, interval_ns: int) -> Grid:
+        count = duration_ns // interval_ns
+        step_s = interval_ns / 1e9 / SUBSTEPS
+        fine = (np.arange(count * SUBSTEPS) + 0.5) * step_s  # midpoints
+        return cls(np.arange(1, count + 1) * interval_ns / 1e9, fine, step_s)
+
+    def cumulative(self, rate_per_s: np.ndarray) -> np.ndarray:
+        """The integral of a rate (per second) at each sample time, midpoint rule."""
+        return (rate_per_s * self.step_s).cumsum()[SUBSTEPS - 1 :: SUBSTEPS]
+
+    def at_samples(self, values: np.ndarray) -> np.ndarray:
+        return values[SUBSTEPS - 1 :: SUBSTEPS]
+
+
+def flow_series(
+    plans: list[FlowPlan], grid: Grid, duration_s: float
+) -> tuple[pd.DataFrame, list[dict[str, Any]], np.ndarray]:
+    """The flow columns, the flows' summaries, and the wire rate of all flows on the fine
+    grid (the link's load)."""
+    frames, summaries = [], []
+    wire_bps = np.zeros_like(grid.fine_s)
+    for plan in plans:
+        rows = np.array([plan.window_and_rate(t) for t in grid.fine_s]).reshape(-1, 3)
+        window, rate_bps, rtt_s = rows[:, 0], rows[:, 1], rows[:, 2]
+        wire_bps += np.nan_to_num(plan.flow.wire(1.0) * rate_bps)
+        delivered = grid.cumulative(rate_bps / 8)
+        frames.append(_flow_frame(plan, grid, window, rtt_s, delivered))
+        summaries.append(_flow_summary(plan, duration_s, float(delivered[-1])))
+    return pd.concat(frames, ignore_index=True)[list(FLOW_COLUMNS)], summaries, wire_bps
+
+
+def _flow_frame(
+    plan: FlowPlan, grid: Grid, window: np.ndarray, rtt_s: np.ndarray, delivered: np.ndarray
+) -> pd.DataFrame:
+    window_now = grid.at_samples(window)
+    sent_pkts = delivered / plan.flow.mss_bytes
+    pacing = plan.flow.limits_bps.get("pacing", 0.0)
+    return pd.DataFrame(
+        {
+            "t_s": grid.samples_s,
+            "flow": plan.flow.id,
+            "cwnd_pkts": window_now,
+            "ssthresh_pkts": math.nan,  # no model tracks it
+            "srtt_ms": 1e3 * grid.at_samples(rtt_s),
+            "inflight_pkts": window_now,
+            "delivered_bytes": delivered,
+            "retransmits": sent_pkts * plan.flow.loss,  # expected, at the random loss rate
+            "pacing_rate_bps": pacing,
+        }
+    )
+
+
+def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> dict[str, Any]:
+    spec, flow = plan.spec, plan.flow
+    start_s = spec["start_ns"] / 1e9
+    end_s = duration_s if spec["stop_ns"] is None else spec["stop_ns"] / 1e9
+    main = max(plan.epochs, key=lambda epoch: epoch[1] - epoch[0])[2]
+    known = all(answer.goodput_bps is not None for _, _, answer in plan.epochs)
+    delivered = delivered_bytes if known else None
+    on_link = any(answer.on_link for _, _, answer in plan.epochs)
+    drops = sum(1 for d in spec["drop_at_ns"] if start_s <= d / 1e9 < end_s)
+    retransmits = None if delivered is None else delivered / flow.mss_bytes * flow.loss + drops
+    return {
+        "id": flow.id,
+        "group": spec["group"],
+        "cc": flow.stack.name,
+        "rtt_ms": 1e3 * flow.rtt_s,
+        "goodput_mbps": None if delivered is None else 8 * delivered / (end_s - start_s) / 1e6,
+        "bytes_delivered": None if delivered is None else round(delivered),
+        "retransmits": None if retransmits is None or on_link else round(retransmits),
+        "packets_sent": None
+        if delivered is None or retransmits is None
+        else round(delivered / flow.mss_bytes + retransmits),
+        "timeouts": None,
+        "completion_s": None,
+        "start_s": start_s,
+        "end_s": end_s,
+        "limited_by": main.limited_by,
+    }
+
+
+def link_series(
+    link: dict[str, Any],
+    epochs: list[tuple[float, float, LinkState, float]],
+    grid: Grid,
+    wire_bps: np.ndarray,
+    duration_s: float,
+    queue_pkts: float,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The link's columns and summary: the flows' load plus the background, and each
+    epoch's mean queue. `epochs` holds (start s, stop s, state, background bit/s)."""
+    background = np.zeros_like(grid.fine_s)
+    queue = np.zeros_like(grid.fine_s)
+    known = True
+    for start_s, stop_s, state, background_bps in epochs:
+        inside = (grid.fine_s >= start_s) & (grid.fine_s < stop_s)
+        background[inside] = background_bps
+        queue[inside] = np.nan if state.mean_queue_pkts is None else state.mean_queue_pkts
+        known = known and state.utilization is not None
+    load_bps = wire_bps + background
+    frame = pd.DataFrame(
+        {
+            "t_s": grid.samples_s,
+            "link": link["name"],
+            "queue_pkts": grid.at_samples(queue),
+            "drops": math.nan,  # no model counts them
+            "tx_bytes": grid.cumulative(load_bps / 8),
+        }
+    )[list(LINK_COLUMNS)]
+    span = [(stop - start) for start, stop, _, _ in epochs]
+    mean_queue = (
+        sum(s * (e[2].mean_queue_pkts or 0.0) for s, e in zip(span, epochs, strict=True))
+        / duration_s
+    )
+    summary = {
+        "name": link["name"],
+        "utilization": float(load_bps.mean() / link["rate_bps"]) if known else None,
+        "drops": None,
+        "mean_queue_pkts": mean_queue if known else None,
+        "capacity_pkts": queue_pkts,
+    }
+    return frame, summary

@@ -1,0 +1,183 @@
+"""The rate of every flow while a set of flows is active: each flow takes the lowest of its
+own limits (window/RTT, pacing, application rates, its response function at the loss it
+sees) unless the shared link cannot carry that; the link's capacity is filled from the
+smallest demand up (max-min fairness), and the flows that are left share what remains as
+their stacks do behind a drop-tail queue.
+
+Flows the models cannot answer (a loss rate and no response function; a delay- or rate-based
+stack filling the link) get no rate, and so do the flows whose share would depend on theirs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tcpeval import models
+from tcpeval.backends.model.stacks import Stack
+
+NO_MODEL = "no model"
+
+
+@dataclass(frozen=True)
+class ModelFlow:
+    """One flow as the models see it. Rates are payload bits per second."""
+
+    id: int
+    stack: Stack
+    rtt_s: float
+    mss_bytes: int
+    loss: float
+    """Random per-packet loss on the path (the link's, plus the receiver's 1-in-N drops)."""
+    limits_bps: dict[str, float] = field(default_factory=dict)
+    """Fixed limits by name: window, pacing, source rate, sink rate."""
+
+    @property
+    def packet_bytes(self) -> int:
+        return self.mss_bytes + models.HEADER_BYTES
+
+    def wire(self, goodput_bps: float) -> float:
+        """The link rate a goodput takes: payload plus headers."""
+        return goodput_bps * self.packet_bytes / self.mss_bytes
+
+    def loss_limit_bps(self, p: float, rtt_s: float) -> float | None:
+        window = self.stack.response_window_pkts(p, rtt_s)
+        return None if window is None else window * 8 * self.mss_bytes / rtt_s
+
+    def own_limit(self) -> tuple[float, str] | None:
+        """The lowest of the flow's own limits and its name; None when the flow has no limit
+        of its own, or has random loss and no response function (it cannot be known)."""
+        limits = dict(self.limits_bps)
+        if self.loss > 0:
+            by_loss = self.loss_limit_bps(self.loss, self.rtt_s)
+            if by_loss is None:
+                return None
+            limits[f"loss ({self.stack.response_formula()})"] = by_loss
+        if not limits:
+            return None
+        name = min(limits, key=limits.__getitem__)
+        return limits[name], name
+
+
+@dataclass(frozen=True)
+class Answer:
+    goodput_bps: float | None
+    limited_by: str
+    rtt_s: float
+    """Base RTT plus the mean queueing delay."""
+    on_link: bool = False
+    """True when the link's share, not a limit of its own, sets the rate."""
+
+
+@dataclass(frozen=True)
+class LinkState:
+    utilization: float | None
+    mean_queue_pkts: float | None
+
+
+def share(
+    flows: Sequence[ModelFlow], rate_bps: float, queue_pkts: float, background_bps: float
+) -> tuple[dict[int, Answer], LinkState]:
+    """Every active flow's answer and the link's state, for a link of `rate_bps` with a
+    drop-tail queue of `queue_pkts` carrying `background_bps` of traffic without congestion
+    control."""
+    answers: dict[int, Answer] = {}
+    capacity = max(rate_bps - background_bps, 0.0)
+    waiting = sorted(flows, key=lambda f: _demand(f))
+    while waiting:
+        flow = waiting[0]
+        limit = flow.own_limit()
+        if limit is None or flow.wire(limit[0]) > capacity / len(waiting):
+            break  # this flow, and every one after it, wants more than an equal share
+        answers[flow.id] = Answer(limit[0], limit[1], flow.rtt_s)
+        capacity -= flow.wire(limit[0])
+        waiting.pop(0)
+    queue = 0.0
+    if waiting:
+        queue = _share_link(waiting, capacity, queue_pkts, answers)
+    known = all(answers[f.id].goodput_bps is not None for f in flows)
+    used = background_bps + sum(f.wire(answers[f.id].goodput_bps or 0.0) for f in flows)
+    return answers, LinkState(
+        utilization=used / rate_bps if known else None,
+        mean_queue_pkts=queue if known else None,
+    )
+
+
+def _demand(flow: ModelFlow) -> float:
+    """Sort key: the flow's own limit on the wire; flows without one come last."""
+    limit = flow.own_limit()
+    return math.inf if limit is None else flow.wire(limit[0])
+
+
+def _share_link(
+    flows: list[ModelFlow], capacity_bps: float, queue_pkts: float, answers: dict[int, Answer]
+) -> float:
+    """Share what the link has left among the flows that fill it; returns the mean queue."""
+    if capacity_bps <= 0:
+        for flow in flows:
+            answers[flow.id] = Answer(0.0, "link share (none left)", flow.rtt_s, on_link=True)
+        return 0.0
+    if any(f.loss > 0 and not f.stack.has_response for f in flows):
+        _no_model(flows, answers, "shares the link with a flow the models cannot answer")
+        return math.nan
+    bdp = _bdp_pkts(flows, capacity_bps)
+    betas = [f.stack.backoff(bdp, queue_pkts) for f in flows]
+    known_betas = [b for b in betas if b is not None]
+    if len(known_betas) < len(betas):
+        names = sorted({f.stack.name for f, b in zip(flows, betas, strict=True) if b is None})
+        _no_model(flows, answers, f"no model of how {', '.join(names)} fills a link")
+        return math.nan
+    beta = sum(known_betas) / len(known_betas)
+    carried = capacity_bps * models.sawtooth_utilization(bdp, queue_pkts, beta)
+    queue = models.sawtooth_mean_queue_pkts(bdp, queue_pkts, beta)
+    packet_bits = 8 * max(f.packet_bytes for f in flows)
+    delay_s = queue * packet_bits / capacity_bps if capacity_bps > 0 else 0.0
+    rates = _split(flows, carried, delay_s)
+    for flow in flows:
+        rate = rates.get(flow.id)
+        label = "link share" if rate is not None else f"{NO_MODEL}: unequal flows, no common model"
+        answers[flow.id] = Answer(rate, label, flow.rtt_s + delay_s, on_link=True)
+    return queue
+
+
+def _split(flows: list[ModelFlow], carried_bps: float, delay_s: float) -> dict[int, float]:
+    """Equal shares of the wire among identical flows; otherwise the shares that the flows'
+    response functions give at one common loss rate (each flow sees the same drop-tail
+    losses); empty when neither applies."""
+    first = flows[0]
+    alike = (first.stack, first.rtt_s, first.mss_bytes, first.loss)
+    same = all((f.stack, f.rtt_s, f.mss_bytes, f.loss) == alike for f in flows)
+    if same:
+        wire_each = carried_bps / len(flows)
+        return {f.id: wire_each * f.mss_bytes / f.packet_bytes for f in flows}
+    if not all(f.stack.has_response for f in flows):
+        return {}
+    p = _common_loss(flows, carried_bps, delay_s)
+    return {f.id: f.loss_limit_bps(p + f.loss, f.rtt_s + delay_s) or 0.0 for f in flows}
+
+
+def _common_loss(flows: list[ModelFlow], carried_bps: float, delay_s: float) -> float:
+    """The loss rate at which the flows' response functions together carry `carried_bps`:
+    bisection on log p (each response falls as p grows)."""
+
+    def wire_at(p: float) -> float:
+        return sum(f.wire(f.loss_limit_bps(p + f.loss, f.rtt_s + delay_s) or 0.0) for f in flows)
+
+    low, high = math.log(1e-15), math.log(0.5)
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if wire_at(math.exp(middle)) > carried_bps else (low, middle)
+    return math.exp(high)
+
+
+def _bdp_pkts(flows: list[ModelFlow], capacity_bps: float) -> float:
+    """The pipe the flows fill, in packets: at the largest RTT and packet among them."""
+    rtt_s = max(f.rtt_s for f in flows)
+    return models.bdp_pkts(capacity_bps, rtt_s, max(f.packet_bytes for f in flows))
+
+
+def _no_model(flows: list[ModelFlow], answers: dict[int, Answer], reason: str) -> None:
+    text = reason if reason.startswith(NO_MODEL) else f"{NO_MODEL}: {reason}"
+    for flow in flows:
+        answers[flow.id] = Answer(None, text, flow.rtt_s, on_link=True)

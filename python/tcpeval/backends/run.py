@@ -1,0 +1,46 @@
+"""A scenario through a backend: checked first, so a run never starts that cannot be honoured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tcpeval.backends.protocol import Backend
+from tcpeval.backends.registry import DEFAULT, get
+from tcpeval.result import Result
+from tcpeval.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
+
+
+def run(
+    scenario: Scenario | dict[str, Any] | str | Path, backend: str | Backend = DEFAULT
+) -> Result:
+    """Run a scenario (a Scenario, a dict in the TOML layout, or a TOML file's path) on a
+    backend (its name, or the object). Raises ScenarioError, before anything runs, when the
+    backend is unknown, unavailable here, or cannot run this scenario."""
+    chosen = get(backend)
+    parsed = as_scenario(scenario)
+    check(chosen, parsed)
+    return chosen.run(parsed)
+
+
+def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
+    """`run` on the simulator: the short form notebooks and `tcpeval sim` use."""
+    return run(scenario, "sim")
+
+
+def check(backend: Backend, scenario: Scenario) -> None:
+    """Raise the first reason `backend` cannot run `scenario` here, naming the field."""
+    why_not = backend.available()
+    if why_not is not None:
+        raise ScenarioError("--backend", backend.name, f"is not available here: {why_not}")
+    problems = backend.supports(scenario)
+    if problems:
+        raise problems[0].error(backend.name)
+
+
+def as_scenario(scenario: Scenario | dict[str, Any] | str | Path) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return parse_scenario(scenario)
+    return load_scenario(scenario)

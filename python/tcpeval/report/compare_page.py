@@ -1,0 +1,59 @@
+"""`compare.html`: a comparison of backends as one self-contained page, its table and the
+overlay plots (goodput and cwnd against time, one line per backend and flow)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from matplotlib.figure import Figure
+
+from tcpeval.compare import Comparison
+from tcpeval.metrics import goodput_mbps
+from tcpeval.report.html import number, png_data_uri
+
+TEMPLATE = "compare.html.j2"
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def render_comparison(comparison: Comparison) -> str:
+    environment = Environment(
+        loader=PackageLoader("tcpeval.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["number"] = number
+    figures = {
+        "goodput per sample interval (Mb/s)": png_data_uri(overlay(comparison, "goodput_mbps")),
+        "cwnd (packets)": png_data_uri(overlay(comparison, "cwnd_pkts")),
+    }
+    return environment.get_template(TEMPLATE).render(
+        comparison=comparison,
+        figures=figures,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def overlay(comparison: Comparison, column: str) -> Figure:
+    """One line per backend and flow: a colour per flow, a line style per backend."""
+    figure = Figure(figsize=(9, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    for style, (backend, result) in zip(LINE_STYLES * 4, comparison.results.items(), strict=False):
+        series = goodput_mbps(result.flows) if column == "goodput_mbps" else result.flows
+        for colour, (flow, rows) in enumerate(series.groupby("flow", sort=True)):
+            axes.plot(
+                rows["t_s"],
+                rows[column],
+                linestyle=style,
+                color=f"C{colour % 10}",
+                linewidth=1,
+                label=f"{backend} flow {flow}",
+            )
+    axes.set(xlabel="time (s)", ylabel=column, title=comparison.scenario)
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    axes.legend(loc="best", fontsize="small", ncols=len(comparison.results))
+    return figure

@@ -1,0 +1,78 @@
+"""The summary every backend returns: one schema, checked on every result made or loaded.
+
+The summary stays a plain dict in `Result` (it is saved as JSON and read by notebooks);
+`Summary` is the schema it must satisfy. Fields that a backend cannot know are None (a model
+has no retransmission count, a real path has no queue), never a guess. What is particular to a
+backend (the simulator's event counters, the emulator's checks) lives in `backend.details`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Open(BaseModel):
+    """A record whose listed fields are checked; a backend may add fields of its own."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class BackendRun(BaseModel):
+    """Which backend produced the result, and what the run cost."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="The backend: model, sim, lab, probe, …")
+    wall_seconds: float = Field(ge=0, description="Wall-clock time the run took.")
+    duration_s: float = Field(gt=0, description="The time the run covers: simulated or real.")
+    valid: bool = Field(default=True, description="False when the backend voids its own run.")
+    invalid_reason: str | None = Field(default=None, description="Why, when not valid.")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What only this backend has (counters, checks)."
+    )
+
+
+class FlowSummary(_Open):
+    id: int
+    group: int
+    cc: str
+    rtt_ms: float
+    goodput_mbps: float | None = Field(description="None: the backend has no answer (no model).")
+    bytes_delivered: int | None = None
+    retransmits: int | None = None
+    timeouts: int | None = None
+    completion_s: float | None = None
+    start_s: float | None = None
+    end_s: float | None = None
+
+
+class LinkSummary(_Open):
+    name: str
+    utilization: float | None
+    drops: int | None = None
+    mean_queue_pkts: float | None = None
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: BackendRun
+    scenario: dict[str, Any] = Field(description="The scenario as run, in the user's units.")
+    flows: list[FlowSummary]
+    bottleneck: LinkSummary | None = Field(description="Link 0 forward; None on a real path.")
+    links: list[LinkSummary] = Field(default_factory=list)
+    jain_index: float | None = Field(description="Over the flows with a goodput.")
+    sources: list[dict[str, Any]] = Field(default_factory=list)
+    exchanges: list[dict[str, Any]] = Field(default_factory=list)
+    transfers: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def backend_name(summary: dict[str, Any]) -> str:
+    return str(summary["backend"]["name"])
+
+
+def duration_s(summary: dict[str, Any]) -> float:
+    """The time the run covers, whichever backend ran it."""
+    return float(summary["backend"]["duration_s"])
