@@ -129,7 +129,18 @@ def response(result: Result) -> dict[str, float]:
     flow = result.summary["flows"][0]
     mss = _mss_bytes(result)
     window = _second_half_mbps(result, 0) * 1e6 * flow["rtt_ms"] / 1e3 / (8 * mss)
-    return {"window_pkts": window, "loss_rate": metrics.loss_rate(result.summary)}
+    return {"window_pkts": window, "loss_rate": _loss_rate(result.summary)}
+
+
+def _loss_rate(summary: dict[str, Any]) -> float:
+    """Bottleneck drops per packet sent; where a backend counts no drops (a model), its
+    flows' retransmissions per packet sent; NaN where it has neither."""
+    if (summary["bottleneck"] or {}).get("drops") is not None:
+        return metrics.loss_rate(summary)
+    flows = summary["flows"]
+    if any(f["retransmits"] is None or f.get("packets_sent") is None for f in flows):
+        return math.nan
+    return sum(f["retransmits"] for f in flows) / sum(f["packets_sent"] for f in flows)
 
 
 def impact(result: Result) -> dict[str, float]:

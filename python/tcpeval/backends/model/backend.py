@@ -60,7 +60,7 @@ class Models:
                 reason = "the models take independent random loss (a probability)"
                 problems.append(Problem("bottleneck.loss", None, reason))
         for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
-            if table.direction == "reverse":
+            if getattr(table, "direction", "forward") == "reverse":
                 reason = "the models know the forward direction only"
                 problems.append(Problem(f"{path}.direction", "reverse", reason))
         for index, group in enumerate(scenario.flow):
