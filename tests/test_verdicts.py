@@ -4,7 +4,9 @@ import math
 
 import pandas as pd
 import pytest
+from rich.console import Console
 
+from tcpeval.report.tables import verdicts_table
 from tcpeval.report.verdicts import Rule, evaluate, format_axis_value, parse_rules, point_values
 
 AXES = ["bottleneck.rate", "flow.*.rtt"]
@@ -190,3 +192,16 @@ def test_a_baseline_rule_needs_a_metric_with_a_direction(metric: str) -> None:
 )
 def test_axis_values_read_as_a_person_writes_them(axis: str, value: object, text: str) -> None:
     assert format_axis_value(axis, value) == text
+
+
+def test_the_verdicts_table_gives_each_value_its_metrics_unit() -> None:
+    frame = sweep_frame(
+        {("reno", "10Mbps", "16ms"): [10.0], ("slow", "10Mbps", "16ms"): [142.0]},
+        metric="convergence_s",
+    )
+    rule = Rule.from_dict({"metric": "convergence_s", "above": 60, "message": "m"})
+    console = Console(width=200, record=True)
+    console.print(verdicts_table(evaluate(frame, [rule], axes=AXES, baseline="reno")))
+    text = console.export_text()
+    assert "142 s" in text
+    assert "10 s" in text
