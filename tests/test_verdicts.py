@@ -4,16 +4,20 @@ import math
 
 import pandas as pd
 import pytest
+from rich.console import Console
 
+from tcpeval.report.tables import verdicts_table
 from tcpeval.report.verdicts import Rule, evaluate, format_axis_value, parse_rules, point_values
 
 AXES = ["bottleneck.rate", "flow.*.rtt"]
 
 
-def sweep_frame(values: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame:
+def sweep_frame(
+    values: dict[tuple[str, str, str], list[float]], metric: str = "jain_index"
+) -> pd.DataFrame:
     """A tidy frame as tcpeval.load returns: two flow rows per run, one run per repeat.
 
-    `values` maps (cc, rate, rtt) to the metric of each repeat; both flows carry it.
+    `values` maps (cc, rate, rtt) to `metric` of each repeat; both flows carry it.
     """
     rows = []
     for (cc, rate, rtt), repeats in values.items():
@@ -28,7 +32,7 @@ def sweep_frame(values: dict[tuple[str, str, str], list[float]]) -> pd.DataFrame
                         "flow.*.rtt": rtt,
                         "id": flow,
                         "cc": cc,
-                        "jain_index": value,
+                        metric: value,
                     }
                 )
     return pd.DataFrame(rows)
@@ -85,6 +89,47 @@ def test_worse_than_baseline_compares_the_same_grid_point() -> None:
     assert verdicts[1].baseline == pytest.approx(0.85)
 
 
+def test_worse_than_baseline_is_above_the_baseline_for_a_lower_is_better_metric() -> None:
+    # Convergence time, lower is better: reno takes 10 s and 20 s; a stack taking ten times
+    # as long is worse, one converging five times faster is better, whatever the margin.
+    frame = sweep_frame(
+        {
+            ("reno", "10Mbps", "16ms"): [10.0],
+            ("reno", "250Mbps", "324ms"): [20.0],
+            ("slow", "10Mbps", "16ms"): [11.0],
+            ("slow", "250Mbps", "324ms"): [200.0],
+            ("fast", "10Mbps", "16ms"): [2.0],
+            ("fast", "250Mbps", "324ms"): [4.0],
+        },
+        metric="convergence_s",
+    )
+    table = {"metric": "convergence_s", "message": "slower at {where}"}
+    rule = Rule.from_dict({**table, "worse_than_baseline_by": 0.2})
+    verdicts = {v.stack: v for v in evaluate(frame, [rule], axes=AXES, baseline="reno")}
+    assert verdicts["fast"].passed is True
+    slow = verdicts["slow"]
+    assert slow.passed is False
+    # 11 s is within 20% of 10 s; 200 s is not, and is the worst point.
+    assert slow.failing == ("250 Mb/s, 324 ms",)
+    assert (slow.where, slow.value, slow.baseline) == ("250 Mb/s, 324 ms", 200.0, 20.0)
+
+
+def test_the_worst_point_of_a_passing_lower_is_better_rule_is_the_highest_ratio() -> None:
+    frame = sweep_frame(
+        {
+            ("reno", "10Mbps", "16ms"): [0.10],
+            ("reno", "250Mbps", "324ms"): [0.20],
+            ("cubic", "10Mbps", "16ms"): [0.11],
+            ("cubic", "250Mbps", "324ms"): [0.10],
+        },
+        metric="rtt_cov",
+    )
+    rule = Rule.from_dict({"metric": "rtt_cov", "message": "m", "worse_than_baseline_by": 0.5})
+    (verdict,) = evaluate(frame, [rule], axes=AXES, baseline="reno")
+    assert verdict.passed is True
+    assert verdict.where == "10 Mb/s, 16 ms"
+
+
 def test_baseline_rule_without_baseline_data_judges_nothing() -> None:
     verdicts = evaluate(FRAME, [rule(worse_than_baseline_by=0.1)], axes=AXES, baseline="cubic")
     assert {(v.stack, v.passed) for v in verdicts} == {("reno", None), ("scalable", None)}
@@ -128,6 +173,13 @@ def test_rules_parse_from_suite_tables_and_reject_bad_ones() -> None:
         Rule.from_dict({"metric": "x", "below": 1, "message": "at {point}"})
 
 
+@pytest.mark.parametrize("metric", ["x", "rtt_ratio"])
+def test_a_baseline_rule_needs_a_metric_with_a_direction(metric: str) -> None:
+    # An undeclared column, or one that describes a run without judging it: "worse" has no sense.
+    with pytest.raises(ValueError, match="better direction"):
+        Rule.from_dict({"metric": metric, "worse_than_baseline_by": 0.1, "message": "m"})
+
+
 @pytest.mark.parametrize(
     ("axis", "value", "text"),
     [
@@ -140,3 +192,16 @@ def test_rules_parse_from_suite_tables_and_reject_bad_ones() -> None:
 )
 def test_axis_values_read_as_a_person_writes_them(axis: str, value: object, text: str) -> None:
     assert format_axis_value(axis, value) == text
+
+
+def test_the_verdicts_table_gives_each_value_its_metrics_unit() -> None:
+    frame = sweep_frame(
+        {("reno", "10Mbps", "16ms"): [10.0], ("slow", "10Mbps", "16ms"): [142.0]},
+        metric="convergence_s",
+    )
+    rule = Rule.from_dict({"metric": "convergence_s", "above": 60, "message": "m"})
+    console = Console(width=200, record=True)
+    console.print(verdicts_table(evaluate(frame, [rule], axes=AXES, baseline="reno")))
+    text = console.export_text()
+    assert "142 s" in text
+    assert "10 s" in text

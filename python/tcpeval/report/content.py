@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tcpeval import metrics, models
+from tcpeval.metrics import label
 from tcpeval.report import figures
 from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
@@ -112,7 +113,7 @@ def stack_rows(
 
 def heatmap_panel(section: Section, metric: str) -> Panel:
     """The metric over the two axes with the most values, one panel per stack."""
-    title = f"{figures.label(metric)} over the grid"
+    title = f"{label(metric)} over the grid"
     wide = [a for a in section.axes if section.frame[a].nunique() > 1]
     if len(wide) < 2:
         return Panel(
@@ -121,7 +122,7 @@ def heatmap_panel(section: Section, metric: str) -> Panel:
     x, y = sorted(wide, key=lambda a: -section.frame[a].nunique())[:2]
     points = point_values(section.frame, metric, axes=[x, y], stack_column="stack")
     others = [a for a in section.axes if a not in (x, y)]
-    caption = f"Mean over repeats of {figures.label(metric)} per grid point"
+    caption = f"Mean over repeats of {label(metric)} per grid point"
     caption += f", averaged over {_listed(others)}." if others else "."
     order = {a: axis_order(section.frame, a) for a in (x, y)}
     return Panel(title, caption, figures.heatmap(points, metric, x, y, order))
@@ -134,13 +135,11 @@ def box_panel(section: Section, metric: str) -> Panel:
     runs = run_values(frame, metric, axes=axes, stack_column="stack")
     runs = _sorted_points(runs, section.frame, section.axes)
     repeats = int(runs.groupby(["stack", *axes]).size().max())
-    caption = f"{figures.label(metric)} of each run (dots); boxes span the repeats"
+    caption = f"{label(metric)} of each run (dots); boxes span the repeats"
     caption += f" ({repeats} per point)." if repeats > 1 else " (one repeat per point: no spread)."
     if runs.drop_duplicates(axes).shape[0] > figures.BOX_POINTS_MAX:
         caption += f" The first {figures.BOX_POINTS_MAX} grid points are shown."
-    return Panel(
-        f"{figures.label(metric)} over repeats", caption, figures.box_plot(runs, metric, axes)
-    )
+    return Panel(f"{label(metric)} over repeats", caption, figures.box_plot(runs, metric, axes))
 
 
 def time_series_panel(section: Section) -> Panel:
@@ -180,7 +179,7 @@ def response_panel(section: Section) -> Panel:
     if LOSS_AXIS in section.axes and axis_numbers(section.frame, LOSS_AXIS).notna().all():
         p, x_label = axis_numbers(section.frame, LOSS_AXIS), "imposed loss rate p (bottleneck.loss)"
     elif "congestion_event_rate" in section.frame:
-        p, x_label = section.frame["congestion_event_rate"], "congestion events per packet sent"
+        p, x_label = section.frame["congestion_event_rate"], label("congestion_event_rate")
     else:
         return Panel(
             title, note="No response function: no loss axis and no congestion-event counts."
@@ -260,7 +259,7 @@ def _one_per_label(metrics: Sequence[str]) -> list[str]:
     summary column, e.g. `utilization` and `bottleneck_utilization`)."""
     labels: dict[str, str] = {}
     for metric in metrics:
-        labels.setdefault(figures.label(metric), metric)
+        labels.setdefault(label(metric), metric)
     return list(labels.values())
 
 

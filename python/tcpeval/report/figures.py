@@ -18,31 +18,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from tcpeval import models
-from tcpeval.metrics import goodput_mbps
+from tcpeval.metrics import goodput_mbps, label
 from tcpeval.report.plots import draw_lines
 from tcpeval.report.verdicts import format_axis_value, format_where
 
-LABELS = {
-    "jain_index": "Jain index",
-    "throughput_ratio": "throughput ratio (min/max)",
-    "goodput_mbps": "goodput per flow (Mb/s)",
-    "bottleneck_utilization": "bottleneck utilisation",
-    "utilization": "bottleneck utilisation",
-    "bottleneck_mean_queue_pkts": "mean queue (packets)",
-    "retransmission_rate": "retransmissions per packet sent",
-    "congestion_event_rate": "congestion events per packet sent",
-    "standard_share": "standard flow's share",
-    "convergence_s": "convergence time (s)",
-    "window_pkts": "average window (packets)",
-    "throughput_cov": "throughput CoV (1 s bins)",
-    "rtt_cov": "RTT CoV",
-}
 BOX_POINTS_MAX = 40  # beyond this the boxes are too thin to read
-
-
-def label(metric: str) -> str:
-    """A metric's name for axes and tables."""
-    return LABELS.get(metric, metric.replace("_", " "))
 
 
 def heatmap(
@@ -186,7 +166,7 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
     axes.loglog(
         p, [models.scalable_response_window_pkts(q) for q in p], ":", label="Scalable (0.08/p)"
     )
-    axes.set(xlabel=x_label, ylabel="average window (packets)", title="response function")
+    axes.set(xlabel=x_label, ylabel=label("window_pkts"), title="response function")
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize="small")
     return figure
@@ -210,8 +190,8 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
     for k, style in ((1, ":"), (2, "--")):
         axes.loglog(span, span**-k, style, color="grey", linewidth=1, label=f"1/RTT^{k}")
     axes.set(
-        xlabel="RTT ratio RTT1/RTT0",
-        ylabel="throughput ratio x1/x0",
+        xlabel=label("rtt_ratio"),
+        ylabel=label("goodput_ratio"),
         title="RTT unfairness: x1/x0 = (RTT0/RTT1)^k",
     )
     axes.grid(alpha=0.3, which="both")

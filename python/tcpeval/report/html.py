@@ -15,9 +15,9 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from matplotlib.figure import Figure
 
+from tcpeval.metrics import label
 from tcpeval.report.content import Panel, SectionView, section_view
 from tcpeval.report.dataset import ReportData, load_report_data
-from tcpeval.report.figures import label
 from tcpeval.report.verdicts import Verdict, evaluate
 
 REPORT_FILE = "report.html"

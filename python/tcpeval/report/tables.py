@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from tcpeval.compare import Comparison
+from tcpeval.metrics import declared
 from tcpeval.report.verdicts import Verdict
 
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
@@ -143,7 +144,7 @@ def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
             v.stack,
             v.rule.text,
             v.where,
-            "–" if v.value is None else f"{v.value:.3g}",
+            _with_unit(v.value, v.rule.metric),
             f"{len(v.failing)} of {v.points}",
         )
     return table
@@ -170,3 +171,12 @@ def comparison_table(comparison: Comparison) -> Table:
         ]
         table.add_row(f"{row.figure} {row.unit}".strip(), *values, *ratios)
     return table
+
+
+def _with_unit(value: float | None, metric: str) -> str:
+    """A verdict's value with its metric's unit, as declared: "142 s"."""
+    if value is None:
+        return "–"
+    declaration = declared(metric)
+    unit = declaration.unit if declaration is not None else ""
+    return f"{value:.3g} {unit}".rstrip()

@@ -2,10 +2,12 @@
 
 A rule names a metric (a column of the tidy DataFrame), optionally the suite test whose rows it
 judges, and one condition: `below = x` or `above = x` fails a grid point whose value is below
-(above) x; `worse_than_baseline_by = m` fails a point whose value is below (1 − m) times the
-baseline stack's value at the same point (higher is better). A point's value is the mean over
-its repeats of each run's value (the mean over the run's rows, one per flow). One verdict per
-rule and stack: it fails when any point fails, and quotes the worst point in the rule's message
+(above) x; `worse_than_baseline_by = m` fails a point whose value is worse than the baseline
+stack's value at the same point by more than the fraction m, in the direction the metric's
+declaration gives (tcpeval.metrics.declarations): below (1 − m) times the baseline where higher
+is better, above (1 + m) times it where lower is better. A point's value is the mean over its
+repeats of each run's value (the mean over the run's rows, one per flow). One verdict per rule
+and stack: it fails when any point fails, and quotes the worst point in the rule's message
 (`{threshold}`, `{where}`, `{value}`, `{baseline}`). Thresholds are methodology.md §8.
 """
 
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+
+from tcpeval.metrics import declared
 
 CONDITIONS = ("below", "above", "worse_than_baseline_by")
 
@@ -44,6 +48,10 @@ class Rule:
     threshold: float
     message: str
     test: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.condition == "worse_than_baseline_by":
+            self._improving_sign()  # a metric without a direction fails here
 
     @classmethod
     def from_dict(cls, table: Mapping[str, Any]) -> Rule:
@@ -88,7 +96,10 @@ class Rule:
             return value < self.threshold
         if self.condition == "above":
             return value > self.threshold
-        return baseline is not None and value < baseline * (1 - self.threshold)
+        if baseline is None:
+            return False
+        sign = self._improving_sign()
+        return sign * value < sign * baseline * (1 - sign * self.threshold)
 
     def badness(self, value: float, baseline: float | None) -> float:
         """How far a value is on the failing side: larger is worse, used to pick the worst."""
@@ -96,7 +107,17 @@ class Rule:
             return -value
         if self.condition == "above":
             return value
-        return -value / baseline if baseline else -math.inf
+        return -self._improving_sign() * value / baseline if baseline else -math.inf
+
+    def _improving_sign(self) -> int:
+        """+1 where higher is better, −1 where lower is: sign·value grows as a stack improves."""
+        metric = declared(self.metric)
+        if metric is None or metric.better is None:
+            raise ValueError(
+                f"rule on {self.metric!r}: worse_than_baseline_by needs a metric declared "
+                "with a better direction (tcpeval.metrics.declarations)"
+            )
+        return 1 if metric.better == "higher" else -1
 
 
 @dataclass(frozen=True)

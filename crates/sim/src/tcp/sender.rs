@@ -535,3 +535,6 @@ impl Sender {
         self.ca_state
     }
 }
+
+#[cfg(test)]
+mod tests;

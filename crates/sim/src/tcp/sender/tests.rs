@@ -1,0 +1,309 @@
+//! The sender alone, driven by hand: ACKs and timer wake-ups go in at chosen times, packets and
+//! wake-ups come out; no engine, no links, no receiver. Reno (AIMD 1, 1/2) sets the window, so
+//! each congestion response halves it and shows in `ssthresh`.
+//!
+//! Every test starts from the same first window: ten segments 0..10 sent at t = 0, a 100 ms
+//! path, and the ACKs a receiver would send for the segments the test says arrived.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::cc::reno::{self, RenoParams};
+use crate::cc::Init;
+use crate::packet::SackBlock;
+use crate::time::{NS_PER_MS, NS_PER_SEC};
+
+const MSS: u32 = 1000;
+const INITIAL_WINDOW: f64 = 10.0;
+const MS: u64 = NS_PER_MS;
+
+/// What one call into the sender put on the wire.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Sent {
+    retransmitted: Vec<u64>,
+    new: Vec<u64>,
+}
+
+struct Harness {
+    sender: Sender,
+    /// RTO wake-ups the sender asked for and the test has not delivered yet.
+    rto_wakes: BTreeSet<u64>,
+}
+
+impl Harness {
+    /// A bulk sender that has just sent its first window at t = 0.
+    fn start(sack: bool) -> Self {
+        let cfg = SenderConfig {
+            mss_bytes: MSS,
+            sack,
+            window_pkts: u64::MAX,
+            min_rto_ns: 200 * MS,
+            pacing_gap_ns: None,
+            pacing_rate_bps: None,
+        };
+        let init = Init {
+            mss_bytes: MSS,
+            initial_cwnd_pkts: INITIAL_WINDOW,
+            seed: 1,
+        };
+        let cc = Box::new(reno::new(RenoParams::default(), &init));
+        let mut h = Self {
+            sender: Sender::new(0, cfg, AppData::bulk(MSS), cc),
+            rto_wakes: BTreeSet::new(),
+        };
+        let sent = h.call(|s, out| s.start(0, out));
+        assert_eq!(sent.new, (0..10).collect::<Vec<_>>());
+        h
+    }
+
+    /// One call into the sender: what it sent, and the RTO wake-up it asked for, noted.
+    fn call(&mut self, f: impl FnOnce(&mut Sender, &mut Vec<Packet>) -> Wakeups) -> Sent {
+        let first_new = self.sender.board.snd_nxt();
+        let mut out = Vec::new();
+        let wakeups = f(&mut self.sender, &mut out);
+        self.rto_wakes.extend(wakeups.rto_ns);
+        let (new, retransmitted) = out.iter().map(|p| p.seq).partition(|&s| s >= first_new);
+        Sent { retransmitted, new }
+    }
+
+    /// An ACK at `now_ns`: cumulative up to `cum_ack`, with SACK blocks `[start, end)`.
+    fn ack(&mut self, now_ns: u64, cum_ack: u64, blocks: &[(u64, u64)]) -> Sent {
+        let mut ack = Packet::ack(0, cum_ack, 52);
+        for (slot, &(start, end)) in ack.sack.iter_mut().zip(blocks) {
+            *slot = SackBlock {
+                start: (start - cum_ack) as u32,
+                end: (end - cum_ack) as u32,
+            };
+        }
+        ack.n_sack = blocks.len() as u8;
+        self.call(|s, out| s.on_ack(now_ns, &ack, out))
+    }
+
+    /// Deliver the RTO wake-ups in time order until the timer fires; returns when it fired and
+    /// what the sender sent then.
+    fn fire_rto(&mut self) -> (u64, Sent) {
+        let timeouts = self.sender.stats.timeouts;
+        while let Some(at_ns) = self.rto_wakes.pop_first() {
+            let sent = self.call(|s, out| s.on_rto_wake(at_ns, out));
+            if self.sender.stats.timeouts > timeouts {
+                return (at_ns, sent);
+            }
+        }
+        panic!("the retransmission timer never fired");
+    }
+
+    /// Segments 1, 2 and 3 arrive above a lost segment 0, each SACKed at 100 ms: fast
+    /// recovery begins with the third (after two ACKs that grew the window to 12 and sent
+    /// 10..14). Returns what the third ACK sent.
+    fn lose_the_first_segment(&mut self) -> Sent {
+        self.ack(100 * MS, 0, &[(1, 2)]);
+        self.ack(100 * MS, 0, &[(1, 3)]);
+        self.ack(100 * MS, 0, &[(1, 4)])
+    }
+
+    /// After `lose_the_first_segment`, segment 4 turns out lost too and the retransmission of 0
+    /// is lost as well. At 130 ms 5..12 are SACKed: 4 is resent, with new data. At 230 ms that
+    /// new data (and 12, 13) is SACKed while 0 is still missing: the retransmission of 0, sent
+    /// at 100 ms, is lost (RACK, RFC 8985 §6.2: later than the 25 ms reordering window, a
+    /// quarter of the 100 ms minimum RTT). Returns what the 130 ms and the 230 ms ACKs sent.
+    fn lose_a_fast_retransmission(&mut self) -> (Sent, Sent) {
+        let at_130 = self.ack(130 * MS, 0, &[(5, 12)]);
+        let new_at_130 = (at_130.new[0], at_130.new[at_130.new.len() - 1] + 1);
+        let at_230 = self.ack(230 * MS, 0, &[new_at_130, (12, new_at_130.0)]);
+        (at_130, at_230)
+    }
+
+    fn events(&self) -> u64 {
+        self.sender.stats.congestion_events
+    }
+}
+
+#[test]
+fn the_third_sacked_segment_above_a_hole_starts_fast_recovery() {
+    // RFC 6675 §5 step 4: a hole is lost once DupThresh (3) segments above it are SACKed.
+    let mut h = Harness::start(true);
+    let sent = h.ack(100 * MS, 0, &[(1, 2)]);
+    assert_eq!(h.sender.ca_state(), CaState::Disorder);
+    assert!(sent.retransmitted.is_empty());
+    h.ack(100 * MS, 0, &[(1, 3)]);
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Disorder, 0));
+
+    let cwnd_at_detection = h.sender.cwnd_pkts();
+    let high_data = h.sender.board.snd_nxt();
+    let sent = h.ack(100 * MS, 0, &[(1, 4)]);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(h.events(), 1);
+    // Fast retransmit of the hole, at once (RFC 5681 §3.2 step 2), and nothing else: the
+    // halved window is full.
+    assert_eq!(sent.retransmitted, [0]);
+    assert!(sent.new.is_empty());
+    assert_eq!(h.sender.ssthresh_pkts(), cwnd_at_detection / 2.0);
+    assert_eq!(h.sender.cwnd_pkts(), h.sender.ssthresh_pkts());
+    // RFC 6675 §5 step 4.1: RecoveryPoint = HighData.
+    assert_eq!(h.sender.recovery_point, high_data);
+}
+
+#[test]
+fn a_second_hole_in_the_same_window_is_repaired_without_a_second_reduction() {
+    // One congestion response per window of data (RFC 6675 §5, RFC 6582 §3.2 step 2).
+    let mut h = Harness::start(true);
+    h.lose_the_first_segment();
+    let ssthresh = h.sender.ssthresh_pkts();
+    // Segment 4 was lost too: 5..12 arrive, and 4 has more than three SACKed above it.
+    let sent = h.ack(130 * MS, 0, &[(5, 12)]);
+    assert_eq!(sent.retransmitted, [4]);
+    assert_eq!((h.events(), h.sender.ssthresh_pkts()), (1, ssthresh));
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(h.sender.stats.retransmits, 2);
+}
+
+#[test]
+fn recovery_ends_when_the_recovery_point_is_cumulatively_acknowledged() {
+    // RFC 6675 §5 step (C) and RFC 6582 §3.2 step 4: a partial ACK keeps recovery going, an
+    // ACK at or above the recovery point ends it.
+    let mut h = Harness::start(true);
+    h.lose_the_first_segment();
+    let recovery_point = h.sender.recovery_point;
+    h.ack(110 * MS, 0, &[(4, 10)]);
+    // The retransmission of 0 arrives: everything up to 10 is in, the recovery point is not.
+    h.ack(200 * MS, 10, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    h.ack(210 * MS, recovery_point, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!(h.events(), 1);
+}
+
+#[test]
+fn without_sack_three_duplicate_acks_and_partial_acks_drive_newreno() {
+    // RFC 6582 §3.2: the third duplicate ACK retransmits the first unacknowledged segment and
+    // halves the window; a partial ACK retransmits the next hole without a new reduction; the
+    // ACK of the recovery point ends recovery. Segments 0 and 5 are lost.
+    let mut h = Harness::start(false);
+    for _ in 0..2 {
+        let sent = h.ack(100 * MS, 0, &[]);
+        assert!(sent.retransmitted.is_empty());
+    }
+    assert_eq!(h.sender.ca_state(), CaState::Disorder);
+    let cwnd_at_detection = h.sender.cwnd_pkts();
+    let sent = h.ack(100 * MS, 0, &[]);
+    assert_eq!(sent.retransmitted, [0]);
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Recovery, 1));
+    assert_eq!(h.sender.ssthresh_pkts(), cwnd_at_detection / 2.0);
+    let ssthresh = h.sender.ssthresh_pkts();
+    let recovery_point = h.sender.recovery_point;
+    // The duplicate ACKs of 4 and of 6..=9 follow; they take those segments out of the pipe.
+    for _ in 0..5 {
+        h.ack(100 * MS, 0, &[]);
+    }
+    assert_eq!(h.events(), 1);
+
+    let sent = h.ack(200 * MS, 5, &[]);
+    assert_eq!(sent.retransmitted, [5], "the partial ACK's retransmission");
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Recovery, 1));
+    assert_eq!(h.sender.ssthresh_pkts(), ssthresh);
+
+    h.ack(300 * MS, recovery_point, &[]);
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Open, 1));
+}
+
+#[test]
+fn a_timeout_resends_the_first_segment_from_a_window_of_one_and_backs_off() {
+    // Nothing of the first window comes back. Before any RTT sample the timeout is 1 s
+    // (RFC 6298 §2.1).
+    let mut h = Harness::start(true);
+    let (fired_ns, sent) = h.fire_rto();
+    assert_eq!(fired_ns, NS_PER_SEC);
+    assert_eq!(h.sender.ca_state(), CaState::Loss);
+    // RFC 6298 §5.4: retransmit the earliest unacknowledged segment; RFC 5681 §3.1: the loss
+    // window is one segment, ssthresh = max(FlightSize / 2, 2).
+    assert_eq!(
+        sent,
+        Sent {
+            retransmitted: vec![0],
+            new: vec![]
+        }
+    );
+    assert_eq!(h.sender.cwnd_pkts(), 1.0);
+    assert_eq!(h.sender.ssthresh_pkts(), INITIAL_WINDOW / 2.0);
+    assert_eq!(h.sender.recovery_point, 10);
+    // RFC 6298 §5.5–5.6: the timer doubles and restarts: 1 s + 2 s.
+    assert_eq!(h.rto_wakes.first(), Some(&(3 * NS_PER_SEC)));
+
+    let (fired_ns, sent) = h.fire_rto();
+    assert_eq!(fired_ns, 3 * NS_PER_SEC);
+    assert_eq!(sent.retransmitted, [0]);
+    assert_eq!(h.rto_wakes.first(), Some(&(7 * NS_PER_SEC)));
+    assert_eq!((h.sender.stats.timeouts, h.events()), (2, 0));
+    // A timeout is not a fast recovery: none was counted. The second timeout of the same
+    // segment computes ssthresh again, from the loss window: max(1 / 2, 2) = 2. (RFC 5681 §3.1
+    // and Linux `tcp_enter_loss` hold it at 5 for a segment already resent by the timer; this
+    // sender does not.)
+    assert_eq!(h.sender.cwnd_pkts(), 1.0);
+    assert_eq!(h.sender.ssthresh_pkts(), 2.0);
+}
+
+#[test]
+fn after_a_timeout_slow_start_resends_what_was_outstanding_until_it_is_all_acknowledged() {
+    // RFC 6675 §5.1: after the timeout every segment not SACKed is lost and goes out again,
+    // lost segments before new data; the Loss state lasts until the data outstanding at the
+    // timeout is acknowledged.
+    let mut h = Harness::start(true);
+    h.fire_rto();
+    let sent = h.ack(NS_PER_SEC + 100 * MS, 1, &[]);
+    assert_eq!(h.sender.cwnd_pkts(), 2.0, "slow start from the loss window");
+    assert_eq!(
+        sent,
+        Sent {
+            retransmitted: vec![1, 2],
+            new: vec![]
+        }
+    );
+    assert_eq!(h.sender.ca_state(), CaState::Loss);
+    h.ack(NS_PER_SEC + 200 * MS, 10, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!(h.events(), 0);
+}
+
+#[test]
+fn a_lost_fast_retransmission_lowers_the_window_a_second_time() {
+    // RFC 5681 §4.3: the loss of a retransmission is two indications of congestion, and cwnd
+    // and ssthresh are lowered twice.
+    let mut h = Harness::start(true);
+    h.lose_the_first_segment();
+    let first_ssthresh = h.sender.ssthresh_pkts();
+    let (at_130, at_230) = h.lose_a_fast_retransmission();
+    assert_eq!(h.events(), 2);
+    assert_eq!(h.sender.ssthresh_pkts(), first_ssthresh / 2.0);
+    assert_eq!(h.sender.cwnd_pkts(), h.sender.ssthresh_pkts());
+    assert_eq!(
+        at_230.retransmitted,
+        [0],
+        "resent at once, as a fast retransmit"
+    );
+    // A new episode, with its own recovery point: what had been sent before the 230 ms ACK.
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    let sent_before = at_130.new[at_130.new.len() - 1] + 1;
+    assert_eq!(h.sender.recovery_point, sent_before);
+}
+
+#[test]
+fn a_retransmission_sent_before_the_last_reduction_does_not_lower_the_window_again() {
+    // The retransmission of 4 (sent at 130 ms) is lost too, and found so at 330 ms, when the
+    // second retransmission of 0 (sent at 230 ms) arrives. The reduction at 230 ms already
+    // answered for what was in flight then: the window is lowered at most once per round trip.
+    let mut h = Harness::start(true);
+    h.lose_the_first_segment();
+    let (at_130, _) = h.lose_a_fast_retransmission();
+    assert_eq!(at_130.retransmitted, [4]);
+    let (events, ssthresh) = (h.events(), h.sender.ssthresh_pkts());
+    assert_eq!(events, 2);
+
+    let sent = h.ack(330 * MS, 4, &[]);
+    assert_eq!(
+        sent.retransmitted,
+        [4],
+        "the lost retransmission goes out again"
+    );
+    assert_eq!((h.events(), h.sender.ssthresh_pkts()), (events, ssthresh));
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+}

@@ -1,0 +1,51 @@
+"""Metrics computed from a result's time series and summary, the same for every backend.
+
+Inputs are the result's DataFrames (columns as in docs/contract.md) or entries of its summary;
+cumulative counters (delivered_bytes, tx_bytes) are zero at t = 0, which is never sampled.
+Sources are cited by section of the project's reference (methodology.md, algorithms.md).
+One module per concept; `declarations` names, labels and orients the metrics the suites and
+the report use.
+"""
+
+from __future__ import annotations
+
+from tcpeval.metrics.declarations import METRICS, Metric, declared, label
+from tcpeval.metrics.efficiency import mean_queue_pkts, utilization
+from tcpeval.metrics.fairness import jain_index, rtt_unfairness_exponent, throughput_ratio
+from tcpeval.metrics.friendliness import bw_impact, bw_impact_aggregate, friendliness
+from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
+from tcpeval.metrics.responsiveness import convergence_time_s, recovery_time
+from tcpeval.metrics.stability import coefficient_of_variation, rtt_cov, throughput_cov
+from tcpeval.metrics.throughput import (
+    goodput_mbps,
+    goodput_series_mbps,
+    mean_goodput_mbps,
+    throughput_mbps,
+)
+
+__all__ = [
+    "METRICS",
+    "Metric",
+    "bw_impact",
+    "bw_impact_aggregate",
+    "coefficient_of_variation",
+    "congestion_event_rate",
+    "convergence_time_s",
+    "declared",
+    "friendliness",
+    "goodput_mbps",
+    "goodput_series_mbps",
+    "jain_index",
+    "label",
+    "loss_rate",
+    "mean_goodput_mbps",
+    "mean_queue_pkts",
+    "recovery_time",
+    "retransmission_rate",
+    "rtt_cov",
+    "rtt_unfairness_exponent",
+    "throughput_cov",
+    "throughput_mbps",
+    "throughput_ratio",
+    "utilization",
+]
