@@ -208,8 +208,9 @@ fn probability(field: Field, p: f64) -> Result<(), ScenarioError> {
 
 impl Scenario {
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        let scenario: Scenario = serde_json::from_str(text)
-            .map_err(|e| ScenarioError::new(Field::top("scenario"), text_excerpt(text), e.to_string()))?;
+        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
+            ScenarioError::new(Field::top("scenario"), text_excerpt(text), e.to_string())
+        })?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -234,8 +235,9 @@ impl Scenario {
             self.validate_exchange(i, x)?;
         }
         if let Some(name) = &self.pcap_link {
-            self.link_index(name)
-                .ok_or_else(|| ScenarioError::new(Field::top("pcap_link"), name, "is not a declared link"))?;
+            self.link_index(name).ok_or_else(|| {
+                ScenarioError::new(Field::top("pcap_link"), name, "is not a declared link")
+            })?;
         }
         Ok(())
     }
