@@ -5,31 +5,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from matplotlib.figure import Figure
 
 from tcpeval.compare import Comparison
 from tcpeval.metrics import goodput_mbps
-from tcpeval.report.html import number, png_data_uri
+from tcpeval.report.html import png_data_uri, templates
 
 TEMPLATE = "compare.html.j2"
 LINE_STYLES = ("-", "--", ":", "-.")
 
 
 def render_comparison(comparison: Comparison) -> str:
-    environment = Environment(
-        loader=PackageLoader("tcpeval.report", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    environment.filters["number"] = number
     figures = {
         "goodput per sample interval (Mb/s)": png_data_uri(overlay(comparison, "goodput_mbps")),
         "cwnd (packets)": png_data_uri(overlay(comparison, "cwnd_pkts")),
     }
-    return environment.get_template(TEMPLATE).render(
+    template = templates().get_template(TEMPLATE)
+    return template.render(
         comparison=comparison,
         figures=figures,
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

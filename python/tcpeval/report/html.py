@@ -50,6 +50,21 @@ def write_report(directory: str | Path, baseline: str | None = None) -> ReportFi
 def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
     """The HTML text of the report."""
     views = [section_view(section, data, verdicts) for section in data.sections]
+    template = templates().get_template(TEMPLATE)
+    return template.render(
+        data=data,
+        verdicts=verdicts,
+        failed=sum(1 for v in verdicts if v.passed is False),
+        views=views,
+        figures=[_encoded(view) for view in views],
+        detail=detail,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def templates() -> Environment:
+    """The report's templates (templates/), HTML-escaped, with the `number` and `label`
+    filters."""
     environment = Environment(
         loader=PackageLoader("tcpeval.report", "templates"),
         autoescape=True,
@@ -59,15 +74,7 @@ def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
     )
     environment.filters["number"] = number
     environment.filters["label"] = label
-    return environment.get_template(TEMPLATE).render(
-        data=data,
-        verdicts=verdicts,
-        failed=sum(1 for v in verdicts if v.passed is False),
-        views=views,
-        figures=[_encoded(view) for view in views],
-        detail=detail,
-        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-    )
+    return environment
 
 
 def png_data_uri(figure: Figure) -> str:
