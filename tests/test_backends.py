@@ -120,6 +120,15 @@ def test_a_backend_refuses_an_algorithm_it_does_not_know(halved: Halved) -> None
         tcpeval.run(data, "halved")
 
 
+def test_the_simulator_refuses_an_algorithm_it_has_not_by_name() -> None:
+    data = small_scenario()
+    data["flow"][0]["cc"] = "renoo"
+    with pytest.raises(ScenarioError) as raised:
+        tcpeval.simulate(data)
+    assert (raised.value.field, raised.value.value) == ("flow[0].cc", "renoo")
+    assert "choose from reno, aimd" in raised.value.reason
+
+
 def test_a_sweep_names_the_grid_point_its_backend_refuses(tmp_path: Path) -> None:
     grid = {"base": small_scenario(), "axes": {"bottleneck.aqm": ["droptail", "red"]}}
     with pytest.raises(ScenarioError) as raised:

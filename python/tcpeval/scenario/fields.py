@@ -15,7 +15,6 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
-    field_validator,
     model_validator,
 )
 
@@ -89,26 +88,20 @@ class Strict(BaseModel):
 
 
 class CongestionControl(BaseModel):
-    """An algorithm of the core's registry plus parameters for it, e.g. `"reno"` or
-    `{ name = "htcp", beta_adaptive = false }`. Parameters pass through untouched: the registry
-    (one place, in Rust) holds their defaults and rejects unknown ones."""
+    """An algorithm plus parameters for it, e.g. `"reno"` or `{ name = "htcp", beta_adaptive =
+    false }`. Which names exist is the backend's to say (`tcpeval backends`: the kernel of the
+    lab offers other algorithms than the simulator), checked by its `supports()` before a run.
+    Parameters pass through untouched: the simulator's registry (one place, in Rust) holds
+    their defaults and rejects unknown ones."""
 
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
-    name: str = Field(description="A registered algorithm, see `tcpeval cc list`. Required.")
+    name: str = Field(description="An algorithm of the backend, see `tcpeval backends`. Required.")
 
     @model_validator(mode="before")
     @classmethod
     def _from_name(cls, value: object) -> object:
         return {"name": value} if isinstance(value, str) else value
-
-    @field_validator("name")
-    @classmethod
-    def _registered(cls, name: str) -> str:
-        names = [algorithm["name"] for algorithm in cc_algorithms()]
-        if name not in names:
-            raise ValueError(f"is not a known algorithm (choose from {', '.join(names)})")
-        return name
 
     @property
     def params(self) -> dict[str, Any]:
@@ -118,6 +111,8 @@ class CongestionControl(BaseModel):
         return {"name": self.name, **self.params}
 
     def with_defaults(self) -> dict[str, Any]:
-        """The algorithm as the core runs it: the registry's defaults, then those given."""
-        defaults = next(a["params"] for a in cc_algorithms() if a["name"] == self.name)
+        """The algorithm as the simulator runs it: the registry's defaults, then those given
+        (only those given for an algorithm the registry does not have)."""
+        known = (a["params"] for a in cc_algorithms() if a["name"] == self.name)
+        defaults = next(known, {})
         return {"name": self.name, **defaults, **self.params}
