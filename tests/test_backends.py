@@ -209,6 +209,19 @@ def test_compare_prints_the_table_and_writes_the_page(small_file: Path, tmp_path
     assert saved["backends"] == ["model", "sim"]
 
 
+def test_compare_sets_a_saved_result_beside_the_backends(small_file: Path, tmp_path: Path) -> None:
+    saved = tcpeval.run(small_file, "model").save(tmp_path / "measured")
+    args = ["compare", str(small_file), "--backends", "sim", "--with", str(saved)]
+    args += ["--out", str(tmp_path / "cmp")]
+    run = runner.invoke(app, args)
+    assert run.exit_code == 0, run.output
+    compared = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    assert compared["backends"] == ["sim", "model"]
+    missing = runner.invoke(app, [*args[:4], "--with", str(tmp_path / "nothing")])
+    assert missing.exit_code == 2
+    assert "is not a result directory" in missing.stderr
+
+
 def test_compare_needs_two_backends(small_file: Path) -> None:
     run = runner.invoke(app, ["compare", str(small_file), "--backends", "sim"])
     assert run.exit_code == 2

@@ -18,10 +18,13 @@ from rich.table import Table
 from tcpeval import backends
 from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
+from tcpeval.layout import SUMMARY_FILE
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
 from tcpeval.report.tables import comparison_table, summary_tables, verdicts_table
+from tcpeval.result import Result
+from tcpeval.result import load as load_result
 from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
 from tcpeval.suites.runner import run_suite
 from tcpeval.sweep import sweep as run_sweep
@@ -144,12 +147,23 @@ def compare(
     tolerance: Annotated[
         float, typer.Option("--tolerance", min=0, help="Flag ratios beyond 1 ± this.")
     ] = 0.2,
+    measured: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--with",
+            metavar="RESULT_DIR",
+            help="A saved result to set beside them (e.g. `tcpeval probe tcp --out`). Repeatable.",
+        ),
+    ] = None,
 ) -> None:
-    """Run SCENARIO on several backends and set their answers side by side."""
+    """Run SCENARIO on several backends and set their answers, and saved ones, side by side."""
     names = [name.strip() for name in backend_names.split(",") if name.strip()]
     try:
         comparison = compare_backends(
-            load_scenario(scenario, overrides or []), names, tolerance=tolerance
+            load_scenario(scenario, overrides or []),
+            names,
+            tolerance=tolerance,
+            measured=_saved_results(measured or []),
         )
         page = None if out is None else write_comparison(comparison, out)
     except (ScenarioError, FileExistsError) as error:
@@ -233,6 +247,18 @@ def suite(
         _fail(error)
     console.print(verdicts_table(written.verdicts))
     console.print(f"report: {written.path}")
+
+
+def _saved_results(directories: list[Path]) -> dict[str, Result]:
+    """Saved results by label: their backend's name, or the directory's where that repeats."""
+    saved: dict[str, Result] = {}
+    for directory in directories:
+        if not (directory / SUMMARY_FILE).is_file():
+            raise ScenarioError("--with", str(directory), "is not a result directory")
+        result = load_result(directory)
+        label = result.backend if result.backend not in saved else directory.name
+        saved[label] = result
+    return saved
 
 
 def _check_stack(field: str, stack: str, known: list[str], backend: str) -> None:

@@ -50,17 +50,26 @@ class Comparison:
         return body
 
 
-def compare_backends(scenario: Scenario, names: list[str], *, tolerance: float = 0.2) -> Comparison:
+def compare_backends(
+    scenario: Scenario,
+    names: list[str],
+    *,
+    tolerance: float = 0.2,
+    measured: dict[str, Result] | None = None,
+) -> Comparison:
     """Run `scenario` on each named backend (every one checked before any runs) and compare
-    their answers."""
-    if len(names) < 2 or len(set(names)) < len(names):
-        raise ScenarioError("--backends", ",".join(names), "must name two or more backends once")
+    their answers, and those `measured` before (saved results by label, e.g. a real path's
+    probe), in that order."""
+    measured = measured or {}
+    labels = [*names, *measured]
+    if len(labels) < 2 or len(set(labels)) < len(labels):
+        raise ScenarioError("--backends", ",".join(labels), "must name two or more backends once")
     chosen = [backends.get(name) for name in names]
     for backend in chosen:
         backends.check(backend, scenario)
-    results = {backend.name: backend.run(scenario) for backend in chosen}
+    results = {backend.name: backend.run(scenario) for backend in chosen} | measured
     rows = [_row(figure, unit, results, tolerance) for figure, unit in _figures(results)]
-    return Comparison(scenario.name, names, tolerance, rows, results)
+    return Comparison(scenario.name, labels, tolerance, rows, results)
 
 
 def write_comparison(comparison: Comparison, out: Path) -> Path:
@@ -100,7 +109,8 @@ def value(result: Result, figure: str) -> float | None:
     flows = summary["flows"]
     bottleneck = summary["bottleneck"] or {}
     if figure.startswith("goodput flow "):
-        return flows[int(figure.rpartition(" ")[2])]["goodput_mbps"]
+        flow = int(figure.rpartition(" ")[2])
+        return flows[flow]["goodput_mbps"] if flow < len(flows) else None
     if figure.startswith("recovery flow "):
         return _recovery_s(result, int(figure.rpartition(" ")[2]))
     if figure == "goodput total":
