@@ -37,8 +37,8 @@ class BackendRun(BaseModel):
 class FlowSummary(_Open):
     id: int
     group: int
-    cc: str
-    rtt_ms: float
+    cc: str | None = Field(description="None: a real path's peer did not say.")
+    rtt_ms: float | None = Field(description="Base RTT; a real path's minimum, None if unseen.")
     goodput_mbps: float | None = Field(description="None: the backend has no answer (no model).")
     bytes_delivered: int | None = None
     retransmits: int | None = None

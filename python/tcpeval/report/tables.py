@@ -26,8 +26,8 @@ def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
     for flow in flows[:FLOW_ROWS_MAX]:
         row = [
             str(flow["id"]),
-            flow["cc"],
-            f"{flow['rtt_ms']:g}",
+            flow["cc"] or "-",
+            _number(flow["rtt_ms"], "g"),
             _number(flow["goodput_mbps"], ".2f"),
             _number(flow["retransmits"], "d"),
             _number(flow["timeouts"], "d"),
