@@ -26,6 +26,7 @@ const MAGIC: u32 = 0x7463_7075; // "tcpu"
 const HEADER_BYTES: usize = 28;
 const GAP_BETWEEN_TRAINS: Duration = Duration::from_millis(200);
 const MAX_SPACING_NS: u64 = 1_000_000_000;
+const RECEIVE_BUFFER_BYTES: usize = 32 << 20;
 
 /// One arrival: what the datagram said and when it came.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -174,8 +175,11 @@ pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> R
         )?;
         return Ok(());
     }
-    let socket: UdpSocket =
-        server::data_listener(&control, &Default::default(), Type::DGRAM)?.into();
+    let socket = server::data_listener(&control, &Default::default(), Type::DGRAM)?;
+    // A train at line rate arrives faster than one thread drains it; a deep receive buffer
+    // keeps the losses on the path, not in this socket (capped by net.core.rmem_max).
+    let _ = socket.set_recv_buffer_size(RECEIVE_BUFFER_BYTES);
+    let socket: UdpSocket = socket.into();
     let token = auth::to_hex(&auth::random_bytes::<16>());
     let data_port = socket
         .local_addr()
