@@ -16,6 +16,7 @@ from rich.table import Table
 
 from tcpeval.backends.sim import simulate
 from tcpeval.demo import run_examples
+from tcpeval.probe.cli import probe_app
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report
 from tcpeval.report.plots import write_plots
@@ -37,6 +38,7 @@ app = typer.Typer(
 )
 cc_app = typer.Typer(help="Congestion-control algorithms of the simulator.", no_args_is_help=True)
 app.add_typer(cc_app, name="cc")
+app.add_typer(probe_app, name="probe")
 
 console = Console()
 

@@ -378,7 +378,7 @@ fn build_report(
     }
     let streams = client_streams(request, asked, granted, &local, peer.as_ref());
     let duration_ns = streams.iter().map(|s| s.end_ns).max().unwrap_or(0);
-    let (sender_samples, receiver_samples, missed) = match (&peer, request.reverse) {
+    let (mut sender_samples, receiver_samples, missed) = match (&peer, request.reverse) {
         (Some(p), true) => (
             p.samples.clone(),
             local.history.samples.clone(),
@@ -395,6 +395,8 @@ fn build_report(
             local.history.missed_ticks,
         ),
     };
+    // The final reading (after the last byte was acknowledged) closes each history.
+    sender_samples.extend(streams.iter().filter_map(|s| s.final_sample.clone()));
     let _ = local.start;
     let report = TcpRunReport {
         tool: "tcpeval-probe".into(),
