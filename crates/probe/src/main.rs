@@ -253,6 +253,11 @@ fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
         (None, None) => Some(10_000_000_000),
         (ms, _) => ms.map(|ms| ms.saturating_mul(1_000_000)),
     };
+    // A congestion control this kernel lacks is the user's mistake: say so before anything
+    // else (secret, network) can fail first.
+    if let Some(cc) = args.cc.as_deref().filter(|_| !args.reverse) {
+        sockopt::check_cc(cc)?;
+    }
     let options = client::TcpOptions {
         server: args.common.server,
         secret: Secret::from_file(&args.common.secret_file)?,

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,55 +38,58 @@ class ProbeError(Exception):
     """The binary refused or failed; the message is its one-line error."""
 
 
-def _run(subcommand: str, arguments: list[str], raw: Path) -> float:
-    """Runs the binary, echoing its progress lines; returns wall seconds."""
-    command = [str(probe_binary()), subcommand, *arguments, "--out", str(raw)]
+def _run(subcommand: str, arguments: list[str], raw: Path, wrapper: Sequence[str] = ()) -> float:
+    """Runs the binary, echoing its progress lines; returns wall seconds.
+
+    `wrapper` goes before the command, e.g. `ip netns exec NS` to run it in a namespace.
+    """
+    command = [*wrapper, str(probe_binary()), subcommand, *arguments, "--out", str(raw)]
     started = time.monotonic()
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     errors: list[str] = []
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if line.startswith("error:"):
-                errors.append(line.removeprefix("error:").strip())
-            else:
-                sys.stderr.write(line)
-        process.wait()
-    except KeyboardInterrupt:
-        # Ask the binary to stop; it keeps what it measured. A second Ctrl-C kills it.
-        process.send_signal(signal.SIGINT)
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as process:
         try:
+            assert process.stderr is not None
+            for line in process.stderr:
+                if line.startswith("error:"):
+                    errors.append(line.removeprefix("error:").strip())
+                else:
+                    sys.stderr.write(line)
             process.wait()
         except KeyboardInterrupt:
-            process.kill()
-            process.wait()
-            raise
+            # Ask the binary to stop; it keeps what it measured. A second Ctrl-C kills it.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait()
+            except KeyboardInterrupt:
+                process.kill()
+                process.wait()
+                raise
     if process.returncode not in (0, 130):
         raise ProbeError(errors[-1] if errors else f"tcpeval-probe exited {process.returncode}")
     return time.monotonic() - started
 
 
-def run_tcp(settings: TcpSettings, name: str | None = None) -> Result:
+def run_tcp(settings: TcpSettings, name: str | None = None, wrapper: Sequence[str] = ()) -> Result:
     """Runs a memory-to-memory TCP test and returns its result."""
     raw = Path(tempfile.mkdtemp(prefix="tcpeval-probe-"))
     try:
-        wall_seconds = _run("tcp", settings.arguments(), raw)
+        wall_seconds = _run("tcp", settings.arguments(), raw, wrapper)
         return result_from_raw(raw, settings, wall_seconds, name)
     finally:
         shutil.rmtree(raw, ignore_errors=True)
 
 
-def run_udp(settings: UdpSettings, out: Path) -> dict[str, Any]:
-    """Runs UDP trains; writes udp.json (and udp.png) into `out`; returns the report."""
+def run_udp(settings: UdpSettings, out: Path, wrapper: Sequence[str] = ()) -> dict[str, Any]:
+    """Runs UDP trains; writes udp.json into `out`; returns the report."""
     out.mkdir(parents=True, exist_ok=True)
-    _run("udp", settings.arguments(), out)
+    _run("udp", settings.arguments(), out, wrapper)
     return json.loads((out / "udp.json").read_text())
 
 
-def run_rr(settings: RrSettings, out: Path) -> dict[str, Any]:
+def run_rr(settings: RrSettings, out: Path, wrapper: Sequence[str] = ()) -> dict[str, Any]:
     """Runs request-response exchanges; writes rr.json into `out`; returns the report."""
     out.mkdir(parents=True, exist_ok=True)
-    _run("rr", settings.arguments(), out)
+    _run("rr", settings.arguments(), out, wrapper)
     return json.loads((out / "rr.json").read_text())
 
 
