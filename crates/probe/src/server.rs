@@ -100,6 +100,24 @@ pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits) -> Result<()> {
     Ok(())
 }
 
+/// Closing a socket with unread bytes makes the kernel send a reset, which can destroy the
+/// refusal before the peer reads it (RFC 1122 §4.2.2.13); so say we are done, then swallow a
+/// little of what the peer still sends, briefly, before closing.
+fn close_gracefully(stream: &mut TcpStream) {
+    use std::io::Read;
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut sink = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_millis(300);
+    let mut swallowed = 0;
+    while Instant::now() < deadline && swallowed < 64 * 1024 {
+        match stream.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => swallowed += n,
+        }
+    }
+}
+
 fn refused(reason: &str) -> Message {
     Message::Refused {
         reason: reason.into(),
@@ -165,6 +183,7 @@ fn authenticate(control: &mut TcpStream, secret: &Secret, limits: &Limits) -> Re
         return Ok(());
     }
     let _ = proto::send(control, &refused("not authorised"));
+    close_gracefully(control);
     Err(ProbeError::Refused(match answer {
         Err(e) => format!("not authorised ({e})"),
         Ok(_) => "not authorised (bad answer to the challenge)".into(),
