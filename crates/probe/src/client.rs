@@ -24,12 +24,15 @@ const RESULTS_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct TcpOptions {
     pub server: String,
-    pub secret: Secret,
+    /// None only in iperf3 mode, where iperf3 has no such secret.
+    pub secret: Option<Secret>,
     pub request: TcpRequest,
     pub out: PathBuf,
     pub progress: bool,
     /// Keep the sockets open this long after the final sample (for `ss -ti`).
     pub hold_open: Duration,
+    /// Speak iperf3's control protocol to a stock `iperf3 -s` (iperf3.rs).
+    pub iperf3: bool,
 }
 
 pub fn resolve(server: &str) -> Result<SocketAddr> {
@@ -122,7 +125,7 @@ pub fn open_stream(server: SocketAddr, asked: &Asked) -> Result<TcpStream> {
     Ok(socket.into())
 }
 
-fn client_asked(request: &TcpRequest) -> Asked {
+pub(crate) fn client_asked(request: &TcpRequest) -> Asked {
     Asked {
         cc: request.cc.clone().filter(|_| !request.reverse),
         window_bytes: request.window_bytes,
@@ -138,7 +141,11 @@ pub fn run_tcp(options: &TcpOptions, interrupted: &Arc<AtomicBool>) -> Result<Tc
         sockopt::check_cc(cc)?;
     }
     let server = resolve(&options.server)?;
-    let mut control = connect_control(server, &options.secret)?;
+    let secret = options
+        .secret
+        .as_ref()
+        .ok_or_else(|| ProbeError::invalid("secret_file", "", "is required"))?;
+    let mut control = connect_control(server, secret)?;
     proto::send(&mut control, &Message::StartTcp(request.clone()))?;
     let (data_port, token) = match expect(&mut control, "ready")? {
         Message::Ready { data_port, token } => (data_port, token),
@@ -164,13 +171,13 @@ pub fn run_tcp(options: &TcpOptions, interrupted: &Arc<AtomicBool>) -> Result<Tc
     }
     let wall = Instant::now();
     let local = run_local_streams(&streams, request, options, interrupted);
-    let peer = finish(&mut control, &streams, request, &local, options);
+    let peer = finish_session(&mut control, &streams, request, &local, options);
     let report = build_report(options, &asked, granted, local, peer, wall);
     write_outputs(options, &report)?;
     Ok(report.0)
 }
 
-fn read_all_granted(streams: &[TcpStream]) -> Result<Vec<Granted>> {
+pub(crate) fn read_all_granted(streams: &[TcpStream]) -> Result<Vec<Granted>> {
     streams
         .iter()
         .map(|s| sockopt::read_granted(&SockRef::from(s)))
@@ -178,16 +185,16 @@ fn read_all_granted(streams: &[TcpStream]) -> Result<Vec<Granted>> {
 }
 
 /// What the client measured on its own sockets.
-struct LocalRun {
-    counters: Vec<Counters>,
-    end_ns: Vec<u64>,
+pub(crate) struct LocalRun {
+    pub(crate) counters: Vec<Counters>,
+    pub(crate) end_ns: Vec<u64>,
     history: History,
     final_samples: Vec<Option<Sample>>,
     interrupted: bool,
     start: Instant,
 }
 
-fn run_local_streams(
+pub(crate) fn run_local_streams(
     streams: &[TcpStream],
     request: &TcpRequest,
     options: &TcpOptions,
@@ -234,15 +241,7 @@ fn run_local_streams(
                 })
             })
             .collect();
-        supervise(
-            &handles,
-            request,
-            options.progress,
-            &counters,
-            &stop,
-            interrupted,
-            start,
-        );
+        supervise(&handles, options, &counters, &stop, interrupted, start);
         for (slot, handle) in end_ns.iter_mut().zip(handles) {
             *slot = handle.join().unwrap_or_default();
         }
@@ -268,8 +267,7 @@ fn run_local_streams(
 /// on Ctrl-C.
 fn supervise(
     handles: &[thread::ScopedJoinHandle<'_, u64>],
-    request: &TcpRequest,
-    progress: bool,
+    options: &TcpOptions,
     counters: &[Counters],
     stop: &AtomicBool,
     interrupted: &AtomicBool,
@@ -277,7 +275,8 @@ fn supervise(
 ) {
     // In reverse tests the server times the test; the client stops only on Ctrl-C, or long
     // after a server that never ends the test should have.
-    let slack = if request.reverse {
+    let (request, progress) = (&options.request, options.progress);
+    let slack = if request.reverse && !options.iperf3 {
         Duration::from_secs(10)
     } else {
         Duration::ZERO
@@ -323,7 +322,7 @@ fn print_progress(elapsed: Duration, counters: &[Counters], last_bytes: &mut [u6
 
 /// Ends the test with the server and collects its report; a failure here loses only the
 /// server's half, never what the client measured.
-fn finish(
+fn finish_session(
     control: &mut TcpStream,
     streams: &[TcpStream],
     request: &TcpRequest,
@@ -350,7 +349,8 @@ fn finish(
     }
 }
 
-fn build_report(
+#[allow(clippy::type_complexity)]
+pub(crate) fn build_report(
     options: &TcpOptions,
     asked: &Asked,
     granted: Vec<Granted>,
@@ -403,7 +403,7 @@ fn build_report(
         version: env!("CARGO_PKG_VERSION").into(),
         mode: "tcp".into(),
         server: options.server.clone(),
-        iperf3: false,
+        iperf3: options.iperf3,
         kernel: report::kernel_release(),
         request: request.clone(),
         sender: if request.reverse { "server" } else { "client" }.into(),
@@ -462,7 +462,7 @@ fn client_streams(
         .collect()
 }
 
-fn write_outputs(
+pub(crate) fn write_outputs(
     options: &TcpOptions,
     report: &(TcpRunReport, Vec<Sample>, Vec<Sample>),
 ) -> Result<()> {

@@ -25,6 +25,8 @@ pub enum ProbeError {
         value: String,
         reason: String,
     },
+    #[error("iperf3 server: {0}")]
+    Iperf3(String),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -7,6 +7,7 @@ mod auth;
 mod client;
 mod datapath;
 mod error;
+mod iperf3;
 mod proto;
 mod report;
 mod rr;
@@ -85,8 +86,9 @@ struct ServeArgs {
 struct Common {
     /// Server as HOST:PORT.
     server: String,
+    /// File with the shared secret (not needed against an iperf3 server).
     #[arg(long)]
-    secret_file: PathBuf,
+    secret_file: Option<PathBuf>,
     /// Directory for the results.
     #[arg(long)]
     out: PathBuf,
@@ -124,6 +126,9 @@ struct TcpArgs {
     /// Keep the sockets open this long after the final sample (to compare with `ss -ti`).
     #[arg(long, default_value_t = 0)]
     hold_open_ms: u64,
+    /// The server is a stock `iperf3 -s` (no secret; --secret-file is ignored).
+    #[arg(long)]
+    iperf3: bool,
 }
 
 #[derive(Args)]
@@ -190,7 +195,7 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
         Command::Udp(args) => {
             let options = udp::UdpOptions {
                 server: args.common.server,
-                secret: Secret::from_file(&args.common.secret_file)?,
+                secret: secret(args.common.secret_file.as_deref())?,
                 request: UdpRequest {
                     size_bytes: args.size_bytes,
                     count: args.count,
@@ -203,7 +208,7 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
         Command::Rr(args) => {
             let options = rr::RrOptions {
                 server: args.common.server,
-                secret: Secret::from_file(&args.common.secret_file)?,
+                secret: secret(args.common.secret_file.as_deref())?,
                 request: RrRequest {
                     request_bytes: args.request_bytes,
                     response_bytes: args.response_bytes,
@@ -216,6 +221,11 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
             rr::run(&options, interrupted).map(|_| ())
         }
     }
+}
+
+fn secret(path: Option<&std::path::Path>) -> Result<Secret> {
+    let path = path.ok_or_else(|| ProbeError::invalid("secret_file", "", "is required"))?;
+    Secret::from_file(path)
 }
 
 fn serve(args: ServeArgs) -> Result<()> {
@@ -258,9 +268,13 @@ fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
     if let Some(cc) = args.cc.as_deref().filter(|_| !args.reverse) {
         sockopt::check_cc(cc)?;
     }
+    let secret = match (&args.common.secret_file, args.iperf3) {
+        (_, true) => None,
+        (path, false) => Some(secret(path.as_deref())?),
+    };
     let options = client::TcpOptions {
         server: args.common.server,
-        secret: Secret::from_file(&args.common.secret_file)?,
+        secret,
         request: TcpRequest {
             streams: args.streams,
             duration_ns,
@@ -275,6 +289,10 @@ fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
         out: args.common.out,
         progress: args.progress,
         hold_open: Duration::from_millis(args.hold_open_ms),
+        iperf3: args.iperf3,
     };
+    if options.iperf3 {
+        return iperf3::run(&options, interrupted).map(|_| ());
+    }
     client::run_tcp(&options, interrupted).map(|_| ())
 }
