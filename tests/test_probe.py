@@ -250,3 +250,26 @@ def test_interrupted_run_keeps_what_was_measured(routed, tmp_path: Path) -> None
     assert 1.5 < result.summary["backend"]["duration_s"] < 5
     assert result.summary["flows"][0]["bytes_delivered"] > 0
     assert len(result.flows) > 150
+
+
+def test_cli_bad_input_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tcpeval.cli import app
+
+    secret = str(secret_file(tmp_path))
+    runner = CliRunner()
+    done = runner.invoke(
+        app, ["probe", "tcp", "10.0.0.1", "--secret-file", secret, "--out", str(tmp_path / "o"),
+              "--streams", "200"],
+    )  # fmt: skip
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines() == [
+        "error: streams: '200' Input should be less than or equal to 128"
+    ]
+    done = runner.invoke(
+        app, ["probe", "tcp", "10.0.0.1", "--secret-file", secret, "--out", str(tmp_path / "o"),
+              "--window", "lots"],
+    )  # fmt: skip
+    assert done.exit_code == 2
+    assert done.output.strip().startswith("error: window: 'lots'")

@@ -23,6 +23,7 @@ from tcpeval.report.plots import write_plots
 USAGE_ERROR = 2
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 DEFAULT_PORT = 5301
+IPERF3_PORT = 5201
 
 probe_app = typer.Typer(
     help="Measure real paths: TCP with 10 ms TCP_INFO histories, UDP trains, request-response.",
@@ -39,10 +40,10 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(USAGE_ERROR)
 
 
-def _server(host: str) -> str:
+def _server(host: str, port: int = DEFAULT_PORT) -> str:
     if host.startswith("[") or host.count(":") == 1:
         return host
-    return f"{host}:{DEFAULT_PORT}"
+    return f"{host}:{port}"
 
 
 def _settings(model: type[SettingsT], **values: object) -> SettingsT:
@@ -91,8 +92,11 @@ def serve(
 @probe_app.command()
 def tcp(
     host: Host,
-    secret_file: Secret,
     out: Out,
+    secret_file: Annotated[
+        Path | None, typer.Option("--secret-file", help="Shared secret (not for --iperf3).")
+    ] = None,
+    iperf3: Annotated[bool, typer.Option(help="The server is a stock `iperf3 -s`.")] = False,
     streams: Annotated[int, typer.Option(help="Parallel streams, 1–128.")] = 1,
     cc: Annotated[str | None, typer.Option(help="Congestion control (TCP_CONGESTION).")] = None,
     window: Annotated[str | None, typer.Option(help="Socket buffers, e.g. 64MB.")] = None,
@@ -107,8 +111,9 @@ def tcp(
     """Memory-to-memory TCP with every stream's TCP_INFO history."""
     settings = _settings(
         TcpSettings,
-        server=_server(host),
-        secret_file=str(secret_file),
+        server=_server(host, IPERF3_PORT if iperf3 else DEFAULT_PORT),
+        secret_file=str(secret_file) if secret_file else None,
+        iperf3=iperf3,
         streams=streams,
         cc=cc,
         window=window,

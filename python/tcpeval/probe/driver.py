@@ -170,6 +170,7 @@ def result_from_raw(
 
 def _scenario(settings: TcpSettings, name: str | None) -> dict[str, Any]:
     asked = settings.model_dump(exclude={"secret_file", "progress", "hold_open"})
+    asked["sample_interval"] = settings.sample_interval
     host = settings.server.rpartition(":")[0]
     asked["name"] = name or f"probe-tcp-{host}"
     asked["duration"] = settings.duration or (None if settings.bytes else "10s")

@@ -29,6 +29,8 @@ class _Settings(BaseModel):
 
 
 class TcpSettings(_Settings):
+    secret_file: str | None = Field(None, description="Shared secret; not used with iperf3")
+    iperf3: bool = Field(False, description="The server is a stock `iperf3 -s`")
     streams: int = Field(1, ge=1, le=MAX_STREAMS)
     cc: str | None = None
     window: str | None = Field(None, description="SO_SNDBUF/SO_RCVBUF on both ends, e.g. 64MB")
@@ -68,6 +70,8 @@ class TcpSettings(_Settings):
             raise ValueError("give either duration or bytes, not both")
         if parse_duration(self.sample_interval).ns < 1_000_000:
             raise ValueError("sample_interval must be at least 1ms")
+        if self.secret_file is None and not self.iperf3:
+            raise ValueError("secret_file is required (except against an iperf3 server)")
         return self
 
     def duration_ns(self) -> int | None:
@@ -76,7 +80,11 @@ class TcpSettings(_Settings):
         return parse_duration(self.duration or "10s").ns
 
     def arguments(self) -> list[str]:
-        args = [self.server, "--secret-file", self.secret_file, "--streams", str(self.streams)]
+        args = [self.server, "--streams", str(self.streams)]
+        if self.secret_file is not None:
+            args += ["--secret-file", self.secret_file]
+        if self.iperf3:
+            args.append("--iperf3")
         args += ["--sample-interval-ms", str(parse_duration(self.sample_interval).ns // 10**6)]
         if self.cc:
             args += ["--cc", self.cc]
