@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from probe_netns import Hosts, lab, secret_file
 from tcpeval.probe import (
     ProbeError,
     RrSettings,
@@ -26,6 +25,7 @@ from tcpeval.probe import (
     run_tcp,
     run_udp,
 )
+from tcpeval.probe.netns import Hosts, lab, secret_file
 from tcpeval.report.plots import write_plots
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, load
 

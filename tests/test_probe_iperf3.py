@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from probe_netns import lab
 from tcpeval.probe import TcpSettings, run_tcp
+from tcpeval.probe.netns import lab
 
 IPERF3_PORT = 5201
 AGREEMENT = 0.02

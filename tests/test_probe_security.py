@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from probe_netns import lab, secret_file
 from tcpeval.probe import ProbeError, TcpSettings, probe_binary, run_tcp
+from tcpeval.probe.netns import lab, secret_file
 
 HANDSHAKE_TIMEOUT_MS = 1000
 

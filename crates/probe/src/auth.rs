@@ -25,14 +25,14 @@ pub struct Secret(Vec<u8>);
 
 impl Secret {
     /// Reads the secret from a file (trailing newline ignored); refuses short or
-    /// world-readable files, as ssh does for keys.
+    /// group- or world-readable files, as ssh does for keys.
     pub fn from_file(path: &Path) -> Result<Self> {
         let err = |reason: String| ProbeError::Secret {
             path: path.display().to_string(),
             reason,
         };
         let meta = fs::metadata(path).map_err(|e| err(e.to_string()))?;
-        if mode_is_world_readable(&meta) {
+        if readable_by_others(&meta) {
             return Err(err("is readable by other users; chmod 600 it".into()));
         }
         let mut bytes = fs::read(path).map_err(|e| err(e.to_string()))?;
@@ -73,9 +73,9 @@ impl Secret {
     }
 }
 
-fn mode_is_world_readable(meta: &fs::Metadata) -> bool {
+fn readable_by_others(meta: &fs::Metadata) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o004 != 0
+    meta.permissions().mode() & 0o044 != 0
 }
 
 pub fn random_bytes<const N: usize>() -> [u8; N] {

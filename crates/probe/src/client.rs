@@ -18,6 +18,8 @@ use crate::sample::{self, History, Sample, Sampler};
 use crate::sockopt::{self, Asked, Granted};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the supervisor looks at the clock, Ctrl-C and the streams.
+const SUPERVISE_TICK: Duration = Duration::from_millis(10);
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the client waits for the server's results after the data has stopped.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,6 +35,8 @@ pub struct TcpOptions {
     pub hold_open: Duration,
     /// Speak iperf3's control protocol to a stock `iperf3 -s` (iperf3.rs).
     pub iperf3: bool,
+    /// False only to measure the sampler's own cost.
+    pub sample: bool,
 }
 
 pub fn resolve(server: &str) -> Result<SocketAddr> {
@@ -206,11 +210,10 @@ pub(crate) fn run_local_streams(
         .enumerate()
         .filter_map(|(i, s)| Some((i as u32, s.try_clone().ok()?)))
         .collect();
-    let sampler = Sampler::start(
-        clones,
-        start,
-        Duration::from_nanos(request.sample_interval_ns),
-    );
+    let interval = Duration::from_nanos(request.sample_interval_ns);
+    let sampler = options
+        .sample
+        .then(|| Sampler::start(clones, start, interval));
     let counters: Vec<Counters> = streams.iter().map(|_| Counters::default()).collect();
     let stop = AtomicBool::new(false);
     let per_stream_bytes = request
@@ -246,7 +249,7 @@ pub(crate) fn run_local_streams(
             *slot = handle.join().unwrap_or_default();
         }
     });
-    let history = sampler.finish();
+    let history = sampler.map(Sampler::finish).unwrap_or_default();
     let t_ns = start.elapsed().as_nanos() as u64;
     let final_samples = streams
         .iter()
@@ -295,7 +298,8 @@ fn supervise(
             print_progress(elapsed, counters, &mut last_bytes);
             next_report += Duration::from_secs(1);
         }
-        thread::sleep(Duration::from_millis(2));
+        // Coarse on purpose: on a 2-core host every wake-up is taken from the data path.
+        thread::sleep(SUPERVISE_TICK);
     }
 }
 

@@ -126,6 +126,9 @@ struct TcpArgs {
     /// Keep the sockets open this long after the final sample (to compare with `ss -ti`).
     #[arg(long, default_value_t = 0)]
     hold_open_ms: u64,
+    /// Do not sample TCP_INFO (to measure what sampling costs; bench/bench_probe.py).
+    #[arg(long)]
+    no_samples: bool,
     /// The server is a stock `iperf3 -s` (no secret; --secret-file is ignored).
     #[arg(long)]
     iperf3: bool,
@@ -165,9 +168,12 @@ struct RrArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&interrupted);
-    // Ctrl-C stops the run; the client still writes what it measured (exit code 130).
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    // Ctrl-C stops a client's run; it still writes what it measured (exit code 130). The
+    // server keeps the default: Ctrl-C ends it.
+    if !matches!(cli.command, Command::Serve(_)) {
+        let flag = Arc::clone(&interrupted);
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
     match run(cli.command, &interrupted) {
         Ok(()) if interrupted.load(Ordering::SeqCst) => ExitCode::from(130),
         Ok(()) => ExitCode::SUCCESS,
@@ -290,6 +296,7 @@ fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
         progress: args.progress,
         hold_open: Duration::from_millis(args.hold_open_ms),
         iperf3: args.iperf3,
+        sample: !args.no_samples,
     };
     if options.iperf3 {
         return iperf3::run(&options, interrupted).map(|_| ());

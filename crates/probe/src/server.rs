@@ -490,7 +490,7 @@ fn run_tcp_streams(
                 cut_by_limits = !request.reverse || total > limits.max_bytes;
                 stop.store(true, Ordering::Relaxed);
             }
-            thread::sleep(Duration::from_millis(5));
+            thread::sleep(Duration::from_millis(20));
         }
     });
     let history = sampler.map(Sampler::finish).unwrap_or_default();

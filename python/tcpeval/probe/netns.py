@@ -1,8 +1,8 @@
-"""Network namespaces for the probe's tests: made by the test, removed even on failure.
+"""Network namespaces for the probe's tests and bench: made by the caller, always removed.
 
 `lab()` yields a Lab whose namespaces carry a unique prefix; on exit it kills every process
 it started (by PID) and deletes every namespace (which removes their veths and qdiscs).
-Traffic stays inside these namespaces.
+Traffic stays inside these namespaces. Needs root (`ip netns`, `tc`).
 """
 
 from __future__ import annotations
