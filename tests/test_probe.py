@@ -25,7 +25,7 @@ from tcpeval.probe import (
     run_tcp,
     run_udp,
 )
-from tcpeval.probe.netns import Hosts, lab, secret_file
+from tcpeval.probe.netns import Hosts, Lab, lab, secret_file
 from tcpeval.report.plots import write_plots
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, load
 
@@ -63,6 +63,17 @@ def paired(tmp_path: Path):
         yield the_lab, hosts, server, secret
 
 
+def start_client(
+    the_lab: Lab, hosts: Hosts, settings: TcpSettings, raw: Path
+) -> subprocess.Popen[str]:
+    """The binary itself, so the test can read its stderr while it runs."""
+    command = [*exec_in(hosts.client_ns), str(probe_binary()), "tcp", *settings.arguments()]
+    process = subprocess.Popen([*command, "--out", str(raw)], stderr=subprocess.PIPE, text=True)
+    the_lab.processes.append(process)
+    assert process.stderr is not None
+    return process
+
+
 def ss_cwnd_of_data_connection(the_lab, hosts: Hosts) -> int:
     """cwnd of the connection that moved the most bytes, as `ss -ti` prints it."""
     text = the_lab.in_ns(hosts.client_ns, "ss", "-tin", "dst", hosts.server_ip)
@@ -83,13 +94,7 @@ def test_single_stream_history_rate_and_ss(routed, tmp_path: Path) -> None:
         server=server, secret_file=str(secret), duration="10s", cc="cubic", hold_open="3s"
     )
     raw = tmp_path / "raw"
-    process = subprocess.Popen(
-        [*exec_in(hosts.client_ns), str(probe_binary()), "tcp", *settings.arguments(),
-         "--out", str(raw)],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    the_lab.processes.append(process)
-    assert process.stderr is not None
+    process = start_client(the_lab, hosts, settings, raw)
     held = process.stderr.readline()
     assert "holding sockets open" in held, held
     ss_cwnd = ss_cwnd_of_data_connection(the_lab, hosts)
@@ -233,13 +238,7 @@ def test_interrupted_run_keeps_what_was_measured(routed, tmp_path: Path) -> None
     the_lab, hosts, server, secret = routed
     settings = TcpSettings(server=server, secret_file=str(secret), duration="20s", progress=True)
     raw = tmp_path / "raw"
-    process = subprocess.Popen(
-        [*exec_in(hosts.client_ns), str(probe_binary()), "tcp", *settings.arguments(),
-         "--out", str(raw)],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    the_lab.processes.append(process)
-    assert process.stderr is not None
+    process = start_client(the_lab, hosts, settings, raw)
     for _ in range(2):  # two progress lines: two seconds in
         line = process.stderr.readline()
         assert "Mb/s" in line, line

@@ -10,11 +10,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use socket2::Type;
 
-use crate::auth::{self, Secret};
+use crate::auth::Secret;
 use crate::client::{self, expect, unexpected};
-use crate::error::{ProbeError, Result};
+use crate::error::Result;
 use crate::proto::{self, Message, RrRequest};
 use crate::report::{self, PeerReport, ResponseStart};
 use crate::sample;
@@ -53,40 +52,14 @@ fn validate(request: &RrRequest, limits: &Limits) -> std::result::Result<(), Ref
 
 pub fn serve(mut control: TcpStream, request: &RrRequest, limits: &Limits) -> Result<()> {
     if let Err(refusal) = validate(request, limits) {
-        proto::send(
-            &mut control,
-            &Message::Rejected {
-                field: refusal.field.into(),
-                value: refusal.value,
-                reason: refusal.reason,
-            },
-        )?;
+        proto::send(&mut control, &refusal.message())?;
         return Ok(());
     }
     let asked = Asked {
         cc: request.cc.clone(),
         ..Asked::default()
     };
-    let listener = server::data_listener(&control, &asked, Type::STREAM)?;
-    let token = auth::to_hex(&auth::random_bytes::<16>());
-    proto::send(
-        &mut control,
-        &Message::Ready {
-            data_port: server::local_port(&listener)?,
-            token: token.clone(),
-        },
-    )?;
-    let peer = control
-        .peer_addr()
-        .map_err(|e| ProbeError::io("peer address", e))?
-        .ip();
-    let mut joined = server::accept_joins(
-        &listener,
-        &token,
-        1,
-        Instant::now() + limits.idle_timeout,
-        peer,
-    )?;
+    let mut joined = server::open_data_connections(&mut control, &asked, 1, limits)?;
     let stream = joined.remove(0);
     // The first segment of a response must leave at once, so the cwnd read after it is the
     // one the response starts with.

@@ -52,7 +52,7 @@ impl Refusal {
         }
     }
 
-    fn message(self) -> Message {
+    pub fn message(self) -> Message {
         Message::Rejected {
             field: self.field.into(),
             value: self.value,
@@ -337,6 +337,32 @@ pub fn accept_joins(
     Ok(joined.into_iter().flatten().collect())
 }
 
+/// Opens a fresh port for one test, tells the client (`Ready`), and returns the `count`
+/// data connections that joined with the test's token.
+pub fn open_data_connections(
+    control: &mut TcpStream,
+    asked: &Asked,
+    count: u32,
+    limits: &Limits,
+) -> Result<Vec<TcpStream>> {
+    let listener = data_listener(control, asked, Type::STREAM)?;
+    let token = auth::to_hex(&auth::random_bytes::<16>());
+    let data_port = local_port(&listener)?;
+    proto::send(
+        control,
+        &Message::Ready {
+            data_port,
+            token: token.clone(),
+        },
+    )?;
+    let peer = control
+        .peer_addr()
+        .map_err(|e| ProbeError::io("peer address", e))?
+        .ip();
+    let deadline = Instant::now() + limits.idle_timeout;
+    accept_joins(&listener, &token, count, deadline, peer)
+}
+
 /// Sets `stop` when the client sends `Stop` (its user pressed Ctrl-C) or the control
 /// connection closes.
 pub fn watch_for_stop(control: &TcpStream, stop: Arc<AtomicBool>, until: Instant) {
@@ -357,27 +383,7 @@ fn serve_tcp(mut control: TcpStream, request: &TcpRequest, limits: &Limits) -> R
         return Ok(());
     }
     let asked = server_asked(request);
-    let listener = data_listener(&control, &asked, Type::STREAM)?;
-    let token = auth::to_hex(&auth::random_bytes::<16>());
-    proto::send(
-        &mut control,
-        &Message::Ready {
-            data_port: local_port(&listener)?,
-            token: token.clone(),
-        },
-    )?;
-    let peer = control
-        .peer_addr()
-        .map_err(|e| ProbeError::io("peer address", e))?
-        .ip();
-    let joined = accept_joins(
-        &listener,
-        &token,
-        request.streams,
-        Instant::now() + limits.idle_timeout,
-        peer,
-    )?;
-    drop(listener);
+    let joined = open_data_connections(&mut control, &asked, request.streams, limits)?;
     let mut warnings = Vec::new();
     let mut granted = Vec::new();
     for (id, stream) in joined.iter().enumerate() {

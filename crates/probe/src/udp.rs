@@ -165,14 +165,7 @@ fn validate(request: &UdpRequest, limits: &Limits) -> std::result::Result<(), Re
 
 pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> Result<()> {
     if let Err(refusal) = validate(request, limits) {
-        proto::send(
-            &mut control,
-            &Message::Rejected {
-                field: refusal.field.into(),
-                value: refusal.value,
-                reason: refusal.reason,
-            },
-        )?;
+        proto::send(&mut control, &refusal.message())?;
         return Ok(());
     }
     let socket = server::data_listener(&control, &Default::default(), Type::DGRAM)?;
