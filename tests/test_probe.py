@@ -272,3 +272,28 @@ def test_cli_bad_input_is_one_line_naming_the_field(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.exit_code == 2
     assert done.output.strip().startswith("error: window: 'lots'")
+
+
+def test_interrupted_reverse_run_stops_the_server_and_keeps_its_history(
+    routed, tmp_path: Path
+) -> None:
+    the_lab, hosts, server, secret = routed
+    settings = TcpSettings(
+        server=server, secret_file=str(secret), duration="20s", reverse=True, progress=True
+    )
+    process = start_client(the_lab, hosts, settings, tmp_path / "raw")
+    for _ in range(2):
+        assert "Mb/s" in process.stderr.readline()
+    process.send_signal(2)
+    assert process.wait(timeout=15) == 130
+    result = result_from_raw(tmp_path / "raw", settings, wall_seconds=0.0)
+    summary = result.summary
+    assert summary["backend"]["details"]["interrupted"] is True
+    assert summary["backend"]["details"]["sender"] == "server"
+    assert 1.5 < summary["backend"]["duration_s"] < 5
+    # The server's own 10 ms history came back, and stops when the client said stop.
+    assert len(result.flows) > 150
+    assert result.flows["t_s"].max() < 5
+    # The server is free again.
+    again = TcpSettings(server=server, secret_file=str(secret), duration="500ms")
+    assert run_tcp(again, wrapper=exec_in(hosts.client_ns)).summary["flows"][0]["bytes_delivered"]

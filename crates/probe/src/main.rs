@@ -80,6 +80,9 @@ struct ServeArgs {
     max_rr_count: u32,
     #[arg(long, default_value_t = 1 << 30)]
     max_response_bytes: u64,
+    /// TCP_INFO samples a reverse test may keep in the server's memory.
+    #[arg(long, default_value_t = 1_000_000)]
+    max_samples: u64,
 }
 
 #[derive(Args)]
@@ -246,6 +249,7 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_udp_datagrams: args.max_udp_datagrams,
         max_rr_count: args.max_rr_count,
         max_response_bytes: args.max_response_bytes,
+        max_samples: args.max_samples,
     };
     server::serve(args.listen, secret, limits)
 }

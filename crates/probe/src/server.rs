@@ -34,6 +34,9 @@ pub struct Limits {
     pub max_udp_datagrams: u64,
     pub max_rr_count: u32,
     pub max_response_bytes: u64,
+    /// TCP_INFO samples one reverse test may keep (streams × duration / interval): the
+    /// history lives in the server's memory until it is sent (~200 bytes a sample).
+    pub max_samples: u64,
 }
 
 /// A check of one request field against a limit: the refusal names it.
@@ -229,6 +232,18 @@ pub fn validate_tcp(request: &TcpRequest, limits: &Limits) -> std::result::Resul
             "sample_interval_ns",
             request.sample_interval_ns,
             "must be at least 1 ms",
+        ));
+    }
+    let planned_ns = request.duration_ns.unwrap_or(max_ns);
+    let samples = u64::from(request.streams) * (planned_ns / request.sample_interval_ns.max(1));
+    if request.reverse && samples > limits.max_samples {
+        return Err(Refusal::new(
+            "sample_interval_ns",
+            request.sample_interval_ns,
+            format!(
+                "would keep {samples} samples; this server keeps at most {}",
+                limits.max_samples
+            ),
         ));
     }
     if let Some(cc) = request.cc.as_deref().filter(|_| request.reverse) {
@@ -442,9 +457,10 @@ fn run_tcp_streams(
     joined: &[TcpStream],
     request: &TcpRequest,
     limits: &Limits,
-    stop: &AtomicBool,
+    client_stopped: &AtomicBool,
     start: Instant,
 ) -> StreamsRun {
+    let stop = &AtomicBool::new(false);
     let counters: Vec<Counters> = joined.iter().map(|_| Counters::default()).collect();
     let sampler = request.reverse.then(|| {
         let clones = joined
@@ -473,7 +489,11 @@ fn run_tcp_streams(
             scope.spawn(move || {
                 if request.reverse {
                     datapath::send(socket, per_stream_bytes, stop, counters, start);
-                    datapath::drain(socket, Duration::from_secs(3));
+                    // A client that said stop no longer reads: waiting for its ACKs would
+                    // only hold the test open.
+                    if !client_stopped.load(Ordering::Relaxed) {
+                        datapath::drain(socket, Duration::from_secs(3));
+                    }
                     let _ = socket.shutdown(std::net::Shutdown::Write);
                 } else {
                     datapath::receive(
@@ -492,6 +512,9 @@ fn run_tcp_streams(
         while done.load(Ordering::SeqCst) < joined.len() {
             let elapsed_ns = start.elapsed().as_nanos() as u64;
             let total: u64 = counters.iter().map(Counters::total).sum();
+            if client_stopped.load(Ordering::Relaxed) {
+                stop.store(true, Ordering::Relaxed);
+            }
             if elapsed_ns > limit_ns.saturating_add(grace_ns) || total > limits.max_bytes {
                 cut_by_limits = !request.reverse || total > limits.max_bytes;
                 stop.store(true, Ordering::Relaxed);
@@ -504,5 +527,103 @@ fn run_tcp_streams(
         counters,
         history,
         cut_by_limits,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            max_streams: 128,
+            max_duration: Duration::from_secs(60),
+            max_bytes: 1 << 30,
+            max_clients: 4,
+            handshake_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(1),
+            max_udp_datagrams: 1000,
+            max_rr_count: 10,
+            max_response_bytes: 1 << 20,
+            max_samples: 100_000,
+        }
+    }
+
+    fn request() -> TcpRequest {
+        TcpRequest {
+            streams: 128,
+            duration_ns: Some(10_000_000_000),
+            bytes: None,
+            reverse: false,
+            cc: None,
+            window_bytes: None,
+            mss_bytes: None,
+            pacing_bps: None,
+            sample_interval_ns: 10_000_000,
+        }
+    }
+
+    fn refused_field(request: &TcpRequest) -> Option<&'static str> {
+        validate_tcp(request, &limits()).err().map(|r| r.field)
+    }
+
+    #[test]
+    fn limits_name_the_field_they_refuse() {
+        assert_eq!(refused_field(&request()), None);
+        assert_eq!(
+            refused_field(&TcpRequest {
+                streams: 129,
+                ..request()
+            }),
+            Some("streams")
+        );
+        assert_eq!(
+            refused_field(&TcpRequest {
+                streams: 0,
+                ..request()
+            }),
+            Some("streams")
+        );
+        let long = TcpRequest {
+            duration_ns: Some(61_000_000_000),
+            ..request()
+        };
+        assert_eq!(refused_field(&long), Some("duration_ns"));
+        let both = TcpRequest {
+            bytes: Some(1),
+            ..request()
+        };
+        assert_eq!(refused_field(&both), Some("duration_ns"));
+        let big = TcpRequest {
+            duration_ns: None,
+            bytes: Some(2 << 30),
+            ..request()
+        };
+        assert_eq!(refused_field(&big), Some("bytes"));
+        let fast = TcpRequest {
+            sample_interval_ns: 1000,
+            ..request()
+        };
+        assert_eq!(refused_field(&fast), Some("sample_interval_ns"));
+    }
+
+    #[test]
+    fn a_reverse_history_too_large_to_keep_is_refused() {
+        // 128 streams × 1000 samples = 128 000 > 100 000; forward tests keep none here.
+        let reverse = TcpRequest {
+            reverse: true,
+            ..request()
+        };
+        assert_eq!(refused_field(&reverse), Some("sample_interval_ns"));
+        let coarser = TcpRequest {
+            sample_interval_ns: 20_000_000,
+            ..reverse.clone()
+        };
+        assert_eq!(refused_field(&coarser), None);
+        let missing_cc = TcpRequest {
+            cc: Some("no-such-cc".into()),
+            ..coarser
+        };
+        assert_eq!(refused_field(&missing_cc), Some("cc"));
     }
 }
