@@ -186,12 +186,12 @@ def _flow_summary(stream: dict[str, Any], report: dict[str, Any]) -> dict[str, A
     peer_stream = next((p for p in peer.get("streams", []) if p["id"] == stream["id"]), None)
     receiver_final = (peer_stream or {}).get("final_sample") if not reverse else None
     rtt_us = final.get("min_rtt_us") or final.get("rtt_us")
+    sender_granted = (peer_stream or {}).get("granted", {}) if reverse else stream["granted"]
     return {
         "id": stream["id"],
         "group": 0,
-        "cc": (peer_stream or {}).get("granted", {}).get("cc")
-        if reverse
-        else stream["granted"]["cc"],
+        # An iperf3 server does not say which CC its sockets used: None, not a guess.
+        "cc": sender_granted.get("cc") or None,
         "rtt_ms": rtt_us / 1e3 if rtt_us else None,
         "goodput_mbps": delivered * 8 / span_s / 1e6 if span_s > 0 else 0.0,
         "bytes_delivered": delivered,
