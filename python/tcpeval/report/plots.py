@@ -86,5 +86,6 @@ def draw_lines(
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
-    if groups.ngroups <= LEGEND_MAX_LINES:
+    # A probe of a real path has no link series: nothing to label.
+    if 0 < groups.ngroups <= LEGEND_MAX_LINES:
         axes.legend(loc="best", fontsize="small")

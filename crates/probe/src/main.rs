@@ -1,0 +1,309 @@
+//! `tcpeval-probe`: kernel TCP/UDP endpoints for measuring real paths (docs/probe.md).
+//!
+//! Exit codes: 0 done, 1 the run failed (network, server), 2 bad input (a flag, a refused
+//! request), 130 interrupted (what was measured is still written).
+
+mod auth;
+mod client;
+mod datapath;
+mod error;
+mod iperf3;
+mod proto;
+mod report;
+mod rr;
+mod sample;
+mod server;
+mod sockopt;
+mod sys;
+mod udp;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::auth::Secret;
+use crate::error::{ProbeError, Result};
+use crate::proto::{RrRequest, TcpRequest, UdpRequest};
+
+#[derive(Parser)]
+#[command(
+    name = "tcpeval-probe",
+    version,
+    about = "Measure real paths: TCP with TCP_INFO histories, UDP trains, request-response"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server (authenticated, bounded).
+    Serve(ServeArgs),
+    /// Memory-to-memory TCP over 1–128 parallel streams.
+    Tcp(TcpArgs),
+    /// UDP trains, one per packet spacing.
+    Udp(UdpArgs),
+    /// Request-response exchanges on one connection.
+    Rr(RrArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[arg(long, default_value = "0.0.0.0:5301")]
+    listen: SocketAddr,
+    /// File holding the shared secret (at least 16 bytes, not world-readable).
+    #[arg(long)]
+    secret_file: PathBuf,
+    #[arg(long, default_value_t = 128)]
+    max_streams: u32,
+    #[arg(long, default_value_t = 300)]
+    max_duration_s: u64,
+    #[arg(long, default_value_t = 1 << 40)]
+    max_bytes: u64,
+    #[arg(long, default_value_t = 4)]
+    max_clients: usize,
+    /// A client must authenticate within this time.
+    #[arg(long, default_value_t = 5000)]
+    handshake_timeout_ms: u64,
+    /// A client silent this long (control or data) is dropped.
+    #[arg(long, default_value_t = 10000)]
+    idle_timeout_ms: u64,
+    #[arg(long, default_value_t = 10_000_000)]
+    max_udp_datagrams: u64,
+    #[arg(long, default_value_t = 100_000)]
+    max_rr_count: u32,
+    #[arg(long, default_value_t = 1 << 30)]
+    max_response_bytes: u64,
+    /// TCP_INFO samples a reverse test may keep in the server's memory.
+    #[arg(long, default_value_t = 1_000_000)]
+    max_samples: u64,
+}
+
+#[derive(Args)]
+struct Common {
+    /// Server as HOST:PORT.
+    server: String,
+    /// File with the shared secret (not needed against an iperf3 server).
+    #[arg(long)]
+    secret_file: Option<PathBuf>,
+    /// Directory for the results.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct TcpArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value_t = 1)]
+    streams: u32,
+    #[arg(long)]
+    cc: Option<String>,
+    /// SO_SNDBUF and SO_RCVBUF on both ends (disables autotuning).
+    #[arg(long)]
+    window_bytes: Option<u64>,
+    #[arg(long)]
+    mss_bytes: Option<u32>,
+    /// SO_MAX_PACING_RATE of each sending socket, bits per second.
+    #[arg(long)]
+    pacing_bps: Option<u64>,
+    #[arg(long, conflicts_with = "bytes")]
+    duration_ms: Option<u64>,
+    /// Total bytes to send, shared evenly by the streams.
+    #[arg(long)]
+    bytes: Option<u64>,
+    /// The server sends, the client receives.
+    #[arg(long)]
+    reverse: bool,
+    #[arg(long, default_value_t = 10)]
+    sample_interval_ms: u64,
+    /// Print elapsed time and per-stream rates to stderr once a second.
+    #[arg(long)]
+    progress: bool,
+    /// Keep the sockets open this long after the final sample (to compare with `ss -ti`).
+    #[arg(long, default_value_t = 0)]
+    hold_open_ms: u64,
+    /// Do not sample TCP_INFO (to measure what sampling costs; bench/bench_probe.py).
+    #[arg(long)]
+    no_samples: bool,
+    /// The server is a stock `iperf3 -s` (no secret; --secret-file is ignored).
+    #[arg(long)]
+    iperf3: bool,
+}
+
+#[derive(Args)]
+struct UdpArgs {
+    #[command(flatten)]
+    common: Common,
+    /// UDP payload per datagram.
+    #[arg(long, default_value_t = 1472)]
+    size_bytes: u32,
+    #[arg(long, default_value_t = 1000)]
+    count: u32,
+    /// Comma-separated spacings between datagrams, one train each.
+    #[arg(long, value_delimiter = ',', required = true)]
+    spacings_ns: Vec<u64>,
+}
+
+#[derive(Args)]
+struct RrArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, default_value_t = 64)]
+    request_bytes: u32,
+    #[arg(long, default_value_t = 1 << 20)]
+    response_bytes: u64,
+    #[arg(long, default_value_t = 100)]
+    count: u32,
+    /// Comma-separated think times before each request, used in turn.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    think_ns: Vec<u64>,
+    #[arg(long)]
+    cc: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let interrupted = Arc::new(AtomicBool::new(false));
+    // Ctrl-C stops a client's run; it still writes what it measured (exit code 130). The
+    // server keeps the default: Ctrl-C ends it.
+    if !matches!(cli.command, Command::Serve(_)) {
+        let flag = Arc::clone(&interrupted);
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    }
+    match run(cli.command, &interrupted) {
+        Ok(()) if interrupted.load(Ordering::SeqCst) => ExitCode::from(130),
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+fn exit_code(e: &ProbeError) -> u8 {
+    match e {
+        ProbeError::Invalid { .. }
+        | ProbeError::UnknownCc { .. }
+        | ProbeError::Secret { .. }
+        | ProbeError::Rejected { .. } => 2,
+        _ => 1,
+    }
+}
+
+fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
+    match command {
+        Command::Serve(args) => serve(args),
+        Command::Tcp(args) => tcp(args, interrupted),
+        Command::Udp(args) => {
+            let options = udp::UdpOptions {
+                server: args.common.server,
+                secret: secret(args.common.secret_file.as_deref())?,
+                request: UdpRequest {
+                    size_bytes: args.size_bytes,
+                    count: args.count,
+                    spacings_ns: args.spacings_ns,
+                },
+                out: args.common.out,
+            };
+            udp::run(&options, interrupted).map(|_| ())
+        }
+        Command::Rr(args) => {
+            let options = rr::RrOptions {
+                server: args.common.server,
+                secret: secret(args.common.secret_file.as_deref())?,
+                request: RrRequest {
+                    request_bytes: args.request_bytes,
+                    response_bytes: args.response_bytes,
+                    count: args.count,
+                    cc: args.cc,
+                },
+                think_ns: args.think_ns,
+                out: args.common.out,
+            };
+            rr::run(&options, interrupted).map(|_| ())
+        }
+    }
+}
+
+fn secret(path: Option<&std::path::Path>) -> Result<Secret> {
+    let path = path.ok_or_else(|| ProbeError::invalid("secret_file", "", "is required"))?;
+    Secret::from_file(path)
+}
+
+fn serve(args: ServeArgs) -> Result<()> {
+    let secret = Secret::from_file(&args.secret_file)?;
+    let limits = server::Limits {
+        max_streams: args.max_streams,
+        max_duration: Duration::from_secs(args.max_duration_s),
+        max_bytes: args.max_bytes,
+        max_clients: args.max_clients.max(1),
+        handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        max_udp_datagrams: args.max_udp_datagrams,
+        max_rr_count: args.max_rr_count,
+        max_response_bytes: args.max_response_bytes,
+        max_samples: args.max_samples,
+    };
+    server::serve(args.listen, secret, limits)
+}
+
+fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
+    if !(1..=1024).contains(&args.streams) {
+        return Err(ProbeError::invalid(
+            "streams",
+            args.streams,
+            "must be 1..=1024",
+        ));
+    }
+    if args.sample_interval_ms == 0 {
+        return Err(ProbeError::invalid(
+            "sample_interval_ms",
+            0,
+            "must be at least 1",
+        ));
+    }
+    let duration_ns = match (args.duration_ms, args.bytes) {
+        (None, None) => Some(10_000_000_000),
+        (ms, _) => ms.map(|ms| ms.saturating_mul(1_000_000)),
+    };
+    // A congestion control this kernel lacks is the user's mistake: say so before anything
+    // else (secret, network) can fail first.
+    if let Some(cc) = args.cc.as_deref().filter(|_| !args.reverse) {
+        sockopt::check_cc(cc)?;
+    }
+    let secret = match (&args.common.secret_file, args.iperf3) {
+        (_, true) => None,
+        (path, false) => Some(secret(path.as_deref())?),
+    };
+    let options = client::TcpOptions {
+        server: args.common.server,
+        secret,
+        request: TcpRequest {
+            streams: args.streams,
+            duration_ns,
+            bytes: args.bytes,
+            reverse: args.reverse,
+            cc: args.cc,
+            window_bytes: args.window_bytes,
+            mss_bytes: args.mss_bytes,
+            pacing_bps: args.pacing_bps,
+            sample_interval_ns: args.sample_interval_ms * 1_000_000,
+        },
+        out: args.common.out,
+        progress: args.progress,
+        hold_open: Duration::from_millis(args.hold_open_ms),
+        iperf3: args.iperf3,
+        sample: !args.no_samples,
+    };
+    if options.iperf3 {
+        return iperf3::run(&options, interrupted).map(|_| ());
+    }
+    client::run_tcp(&options, interrupted).map(|_| ())
+}

@@ -1,0 +1,426 @@
+//! UDPmon-style trains: `count` datagrams at a fixed spacing, one train per spacing.
+//!
+//! The receiver reports, per train, the received rate, loss, reordering, RFC 3550 jitter and
+//! the spread of one-way delay. A train spaced closer than the bottleneck serialises them
+//! arrives at the bottleneck's rate and, once the queue fills, loses the excess: the path's
+//! capacity seen without TCP in the way.
+
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use socket2::Type;
+
+use crate::auth::{self, Secret};
+use crate::client::{self, expect, unexpected};
+use crate::error::{ProbeError, Result};
+use crate::proto::{self, Message, UdpRequest};
+use crate::report::{self, PeerReport, TrainReport};
+use crate::server::{self, Limits, Refusal};
+
+const MAGIC: u32 = 0x7463_7075; // "tcpu"
+const HEADER_BYTES: usize = 28;
+const GAP_BETWEEN_TRAINS: Duration = Duration::from_millis(200);
+const MAX_SPACING_NS: u64 = 1_000_000_000;
+const RECEIVE_BUFFER_BYTES: usize = 32 << 20;
+
+/// One arrival: what the datagram said and when it came.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arrival {
+    pub seq: u32,
+    pub send_ns: u64,
+    pub recv_ns: u64,
+}
+
+fn encode(buf: &mut [u8], session: &[u8; 8], train: u32, seq: u32, send_ns: u64) {
+    buf[0..4].copy_from_slice(&MAGIC.to_be_bytes());
+    buf[4..12].copy_from_slice(session);
+    buf[12..16].copy_from_slice(&train.to_be_bytes());
+    buf[16..20].copy_from_slice(&seq.to_be_bytes());
+    buf[20..28].copy_from_slice(&send_ns.to_be_bytes());
+}
+
+fn decode(buf: &[u8], session: &[u8; 8]) -> Option<(u32, u32, u64)> {
+    if buf.len() < HEADER_BYTES || buf[0..4] != MAGIC.to_be_bytes() || &buf[4..12] != session {
+        return None;
+    }
+    let word = |at: usize| u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+    let mut send = [0u8; 8];
+    send.copy_from_slice(&buf[20..28]);
+    Some((word(12), word(16), u64::from_be_bytes(send)))
+}
+
+fn session_of(token: &str) -> [u8; 8] {
+    let bytes = auth::from_hex(token).unwrap_or_default();
+    let mut session = [0u8; 8];
+    for (slot, byte) in session.iter_mut().zip(bytes) {
+        *slot = byte;
+    }
+    session
+}
+
+/// The statistics of one train from its arrivals, in arrival order.
+pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arrival]) -> TrainReport {
+    let mut seen = std::collections::HashSet::new();
+    let (mut reordered, mut duplicates, mut highest) = (0, 0, None::<u32>);
+    let mut jitter_ns = 0.0f64;
+    for (i, a) in arrivals.iter().enumerate() {
+        if !seen.insert(a.seq) {
+            duplicates += 1;
+            continue;
+        }
+        if highest.is_some_and(|h| a.seq < h) {
+            reordered += 1;
+        }
+        highest = highest.max(Some(a.seq));
+        if i > 0 {
+            // RFC 3550 §6.4.1: J += (|D| − J)/16, D the change in transit time.
+            let p = arrivals[i - 1];
+            let d = (a.recv_ns as f64 - p.recv_ns as f64) - (a.send_ns as f64 - p.send_ns as f64);
+            jitter_ns += (d.abs() - jitter_ns) / 16.0;
+        }
+    }
+    let received = seen.len() as u32;
+    let span = |f: fn(&Arrival) -> u64| {
+        let (lo, hi) = arrivals
+            .iter()
+            .map(f)
+            .fold((u64::MAX, 0), |(lo, hi), t| (lo.min(t), hi.max(t)));
+        hi.saturating_sub(lo)
+    };
+    let rate = |span_ns: u64| {
+        if received < 2 || span_ns == 0 {
+            return 0.0;
+        }
+        f64::from(received - 1) * f64::from(size_bytes) * 8.0 / (span_ns as f64 / 1e9)
+    };
+    let transit = arrivals
+        .iter()
+        .map(|a| a.recv_ns as i128 - a.send_ns as i128);
+    let owd_variation_ns = match (transit.clone().min(), transit.max()) {
+        (Some(lo), Some(hi)) => (hi - lo) as u64,
+        _ => 0,
+    };
+    let received_span_ns = span(|a| a.recv_ns);
+    TrainReport {
+        spacing_ns,
+        sent,
+        received,
+        lost: sent.saturating_sub(received),
+        reordered,
+        duplicates,
+        size_bytes,
+        received_span_ns,
+        received_rate_bps: rate(received_span_ns),
+        sent_rate_bps: rate(span(|a| a.send_ns)),
+        jitter_ns,
+        owd_variation_ns,
+    }
+}
+
+fn validate(request: &UdpRequest, limits: &Limits) -> std::result::Result<(), Refusal> {
+    if !(HEADER_BYTES as u32..=65_507).contains(&request.size_bytes) {
+        return Err(Refusal::new(
+            "size_bytes",
+            request.size_bytes,
+            "must be 28..=65507",
+        ));
+    }
+    let total = u64::from(request.count) * request.spacings_ns.len() as u64;
+    if request.count == 0 || request.spacings_ns.is_empty() || total > limits.max_udp_datagrams {
+        return Err(Refusal::new(
+            "count",
+            request.count,
+            format!(
+                "trains × count must be 1..={} on this server",
+                limits.max_udp_datagrams
+            ),
+        ));
+    }
+    if let Some(s) = request.spacings_ns.iter().find(|s| **s > MAX_SPACING_NS) {
+        return Err(Refusal::new(
+            "spacings_ns",
+            s,
+            format!("must be at most {MAX_SPACING_NS}"),
+        ));
+    }
+    let planned_ns: u64 = request
+        .spacings_ns
+        .iter()
+        .map(|s| s * u64::from(request.count))
+        .sum();
+    if planned_ns > limits.max_duration.as_nanos() as u64 {
+        return Err(Refusal::new(
+            "spacings_ns",
+            planned_ns,
+            "the trains would outlast the server's max duration",
+        ));
+    }
+    Ok(())
+}
+
+pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> Result<()> {
+    if let Err(refusal) = validate(request, limits) {
+        proto::send(&mut control, &refusal.message())?;
+        return Ok(());
+    }
+    let socket = server::data_listener(&control, &Default::default(), Type::DGRAM)?;
+    // A train at line rate arrives faster than one thread drains it; a deep receive buffer
+    // keeps the losses on the path, not in this socket (capped by net.core.rmem_max).
+    let _ = socket.set_recv_buffer_size(RECEIVE_BUFFER_BYTES);
+    let socket: UdpSocket = socket.into();
+    let token = auth::to_hex(&auth::random_bytes::<16>());
+    let data_port = socket
+        .local_addr()
+        .map_err(|e| ProbeError::io("udp port", e))?
+        .port();
+    proto::send(
+        &mut control,
+        &Message::Ready {
+            data_port,
+            token: token.clone(),
+        },
+    )?;
+    proto::send(&mut control, &Message::Begin {})?;
+    let start = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let until = start + limits.max_duration + Duration::from_secs(5);
+    server::watch_for_stop(&control, Arc::clone(&stop), until);
+    let arrivals = collect(
+        &socket,
+        &session_of(&token),
+        request,
+        limits,
+        &stop,
+        until,
+        start,
+    );
+    let trains = request
+        .spacings_ns
+        .iter()
+        .zip(&arrivals)
+        .map(|(spacing, a)| summarize(*spacing, request.count, request.size_bytes, a))
+        .collect();
+    let report = PeerReport {
+        kernel: report::kernel_release(),
+        trains,
+        ..PeerReport::default()
+    };
+    proto::send(&mut control, &Message::Results(Box::new(report)))?;
+    Ok(())
+}
+
+fn collect(
+    socket: &UdpSocket,
+    session: &[u8; 8],
+    request: &UdpRequest,
+    limits: &Limits,
+    stop: &AtomicBool,
+    until: Instant,
+    start: Instant,
+) -> Vec<Vec<Arrival>> {
+    let mut trains: Vec<Vec<Arrival>> = request.spacings_ns.iter().map(|_| Vec::new()).collect();
+    let mut buf = vec![0u8; 65_536];
+    let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut kept: u64 = 0;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+        let Ok(n) = socket.recv(&mut buf) else {
+            continue;
+        };
+        let recv_ns = start.elapsed().as_nanos() as u64;
+        let Some((train, seq, send_ns)) = decode(&buf[..n], session) else {
+            continue;
+        };
+        // Bounded memory: never more arrivals than the request allowed (duplicates included).
+        if let Some(list) = trains
+            .get_mut(train as usize)
+            .filter(|_| kept < 2 * limits.max_udp_datagrams)
+        {
+            list.push(Arrival {
+                seq,
+                send_ns,
+                recv_ns,
+            });
+            kept += 1;
+        }
+    }
+    trains
+}
+
+pub struct UdpOptions {
+    pub server: String,
+    pub secret: Secret,
+    pub request: UdpRequest,
+    pub out: PathBuf,
+}
+
+#[derive(Serialize, Deserialize, Debug)]
+pub struct UdpRunReport {
+    pub tool: String,
+    pub mode: String,
+    pub server: String,
+    pub kernel: String,
+    pub request: UdpRequest,
+    pub interrupted: bool,
+    pub trains: Vec<TrainReport>,
+    pub warnings: Vec<String>,
+}
+
+pub fn run(options: &UdpOptions, interrupted: &AtomicBool) -> Result<UdpRunReport> {
+    let server = client::resolve(&options.server)?;
+    let mut control = client::connect_control(server, &options.secret)?;
+    proto::send(&mut control, &Message::StartUdp(options.request.clone()))?;
+    let (data_port, token) = match expect(&mut control, "ready")? {
+        Message::Ready { data_port, token } => (data_port, token),
+        other => return Err(unexpected(other, "ready")),
+    };
+    let bind: SocketAddr = if server.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    }
+    .parse()
+    .expect("literal");
+    let socket = UdpSocket::bind(bind).map_err(|e| ProbeError::io("udp socket", e))?;
+    socket
+        .connect(SocketAddr::new(server.ip(), data_port))
+        .map_err(|e| ProbeError::io("udp connect", e))?;
+    match expect(&mut control, "begin")? {
+        Message::Begin {} => {}
+        other => return Err(unexpected(other, "begin")),
+    }
+    let mut warnings = Vec::new();
+    let send_errors = send_trains(&socket, &session_of(&token), &options.request, interrupted);
+    if send_errors > 0 {
+        warnings.push(format!(
+            "{send_errors} datagrams could not be sent (local buffer full)"
+        ));
+    }
+    thread::sleep(GAP_BETWEEN_TRAINS);
+    proto::send(&mut control, &Message::Stop {})?;
+    let trains = match client::expect(&mut control, "results")? {
+        Message::Results(report) => report.trains,
+        other => return Err(unexpected(other, "results")),
+    };
+    let report = UdpRunReport {
+        tool: "tcpeval-probe".into(),
+        mode: "udp".into(),
+        server: options.server.clone(),
+        kernel: report::kernel_release(),
+        request: options.request.clone(),
+        interrupted: interrupted.load(Ordering::Relaxed),
+        trains,
+        warnings,
+    };
+    report::write_json(&options.out, "udp.json", &report)?;
+    Ok(report)
+}
+
+/// Sends every train, each datagram on its own deadline (`start + seq·spacing`), so the
+/// spacing is kept on average even when one send is late. Short waits spin: a sleep cannot
+/// hit microsecond spacings.
+fn send_trains(
+    socket: &UdpSocket,
+    session: &[u8; 8],
+    request: &UdpRequest,
+    interrupted: &AtomicBool,
+) -> u64 {
+    let mut buf = vec![0u8; request.size_bytes as usize];
+    let epoch = Instant::now();
+    let mut errors = 0;
+    for (train, spacing_ns) in request.spacings_ns.iter().enumerate() {
+        let start = Instant::now();
+        for seq in 0..request.count {
+            if interrupted.load(Ordering::Relaxed) {
+                return errors;
+            }
+            wait_until(start + Duration::from_nanos(spacing_ns * u64::from(seq)));
+            encode(
+                &mut buf,
+                session,
+                train as u32,
+                seq,
+                epoch.elapsed().as_nanos() as u64,
+            );
+            if socket.send(&buf).is_err() {
+                errors += 1;
+            }
+        }
+        thread::sleep(GAP_BETWEEN_TRAINS);
+    }
+    errors
+}
+
+fn wait_until(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        let left = deadline - now;
+        if left > Duration::from_micros(200) {
+            thread::sleep(left - Duration::from_micros(100));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arrivals(list: &[(u32, u64, u64)]) -> Vec<Arrival> {
+        list.iter()
+            .map(|&(seq, send_ns, recv_ns)| Arrival {
+                seq,
+                send_ns,
+                recv_ns,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn counts_loss_reordering_and_duplicates() {
+        let a = arrivals(&[(0, 0, 100), (2, 20, 120), (1, 10, 130), (2, 20, 140)]);
+        let r = summarize(10, 5, 1000, &a);
+        assert_eq!(
+            (r.received, r.lost, r.reordered, r.duplicates),
+            (3, 2, 1, 1)
+        );
+        // Transit times 100, 100, 120, 120 ns: a spread of 20.
+        assert_eq!(r.owd_variation_ns, 20);
+    }
+
+    #[test]
+    fn received_rate_is_bits_over_the_arrival_span() {
+        // 11 datagrams of 1250 bytes, 10 µs apart on arrival: 10 × 10 kbit / 100 µs = 1 Gb/s.
+        let a: Vec<Arrival> = (0..11)
+            .map(|i| Arrival {
+                seq: i,
+                send_ns: 0,
+                recv_ns: u64::from(i) * 10_000,
+            })
+            .collect();
+        let r = summarize(0, 11, 1250, &a);
+        assert!(
+            (r.received_rate_bps - 1e9).abs() < 1.0,
+            "{}",
+            r.received_rate_bps
+        );
+    }
+
+    #[test]
+    fn header_round_trips_and_foreign_datagrams_are_ignored() {
+        let mut buf = [0u8; 64];
+        let session = [7u8; 8];
+        encode(&mut buf, &session, 3, 42, 99);
+        assert_eq!(decode(&buf, &session), Some((3, 42, 99)));
+        assert_eq!(decode(&buf, &[8u8; 8]), None);
+        assert_eq!(decode(&buf[..10], &session), None);
+    }
+}

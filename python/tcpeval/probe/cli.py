@@ -1,0 +1,204 @@
+"""`tcpeval probe serve|tcp|udp|rr`: measure real paths with the tcpeval-probe binary.
+
+Bad input is one line, `error: FIELD: 'VALUE' REASON`, exit code 2; Ctrl-C stops the run and
+keeps what was measured.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Annotated, NoReturn, TypeVar
+
+import typer
+from pydantic import BaseModel, ValidationError
+
+from tcpeval.probe.binary import probe_binary
+from tcpeval.probe.driver import ProbeError, percentile_table, run_rr, run_tcp, run_udp
+from tcpeval.probe.plots import write_rr_plot, write_udp_plot
+from tcpeval.probe.settings import RrSettings, TcpSettings, UdpSettings
+from tcpeval.report.plots import write_plots
+
+USAGE_ERROR = 2
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+DEFAULT_PORT = 5301
+IPERF3_PORT = 5201
+
+probe_app = typer.Typer(
+    help="Measure real paths: TCP with 10 ms TCP_INFO histories, UDP trains, request-response.",
+    no_args_is_help=True,
+)
+
+Secret = Annotated[Path, typer.Option("--secret-file", help="File with the shared secret.")]
+Out = Annotated[Path, typer.Option("--out", help="Result directory.")]
+Host = Annotated[str, typer.Argument(help=f"Server as HOST or HOST:PORT (port {DEFAULT_PORT}).")]
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(USAGE_ERROR)
+
+
+def _server(host: str, port: int = DEFAULT_PORT) -> str:
+    if host.startswith("[") or host.count(":") == 1:
+        return host
+    return f"{host}:{port}"
+
+
+def _settings(model: type[SettingsT], **values: object) -> SettingsT:
+    try:
+        return model(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as e:
+        first = e.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "settings"
+        value = first.get("input")
+        _fail(f"{field}: '{value}' {first['msg'].removeprefix('Value error, ')}")
+
+
+@probe_app.command()
+def serve(
+    secret_file: Secret,
+    listen: Annotated[
+        str, typer.Option(help="ADDR:PORT to listen on.")
+    ] = f"0.0.0.0:{DEFAULT_PORT}",
+    max_streams: Annotated[int, typer.Option(help="Streams per test.")] = 128,
+    max_duration: Annotated[int, typer.Option(help="Seconds per test.")] = 300,
+    max_clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 4,
+) -> None:
+    """Run the authenticated, bounded server (until Ctrl-C)."""
+    command = [
+        str(probe_binary()),
+        "serve",
+        "--listen",
+        listen,
+        "--secret-file",
+        str(secret_file),
+        "--max-streams",
+        str(max_streams),
+        "--max-duration-s",
+        str(max_duration),
+        "--max-clients",
+        str(max_clients),
+    ]
+    try:
+        code = subprocess.call(command)
+    except KeyboardInterrupt:
+        code = 0
+    if code:
+        raise typer.Exit(code)
+
+
+@probe_app.command()
+def tcp(
+    host: Host,
+    out: Out,
+    secret_file: Annotated[
+        Path | None, typer.Option("--secret-file", help="Shared secret (not for --iperf3).")
+    ] = None,
+    iperf3: Annotated[bool, typer.Option(help="The server is a stock `iperf3 -s`.")] = False,
+    streams: Annotated[int, typer.Option(help="Parallel streams, 1–128.")] = 1,
+    cc: Annotated[str | None, typer.Option(help="Congestion control (TCP_CONGESTION).")] = None,
+    window: Annotated[str | None, typer.Option(help="Socket buffers, e.g. 64MB.")] = None,
+    mss: Annotated[int | None, typer.Option(help="TCP_MAXSEG in bytes.")] = None,
+    pacing: Annotated[str | None, typer.Option(help="Pacing rate per stream, e.g. 2Gbps.")] = None,
+    duration: Annotated[str | None, typer.Option(help="e.g. 30s (default 10s).")] = None,
+    size: Annotated[str | None, typer.Option("--bytes", help="Total bytes, e.g. 10GB.")] = None,
+    reverse: Annotated[bool, typer.Option(help="The server sends.")] = False,
+    sample_interval: Annotated[str, typer.Option(help="TCP_INFO sampling.")] = "10ms",
+    plots: Annotated[bool, typer.Option(help="Write cwnd and goodput PNGs.")] = True,
+) -> None:
+    """Memory-to-memory TCP with every stream's TCP_INFO history."""
+    settings = _settings(
+        TcpSettings,
+        server=_server(host, IPERF3_PORT if iperf3 else DEFAULT_PORT),
+        secret_file=str(secret_file) if secret_file else None,
+        iperf3=iperf3,
+        streams=streams,
+        cc=cc,
+        window=window,
+        mss=mss,
+        pacing=pacing,
+        duration=duration,
+        bytes=size,
+        reverse=reverse,
+        sample_interval=sample_interval,
+        progress=os.isatty(2),
+    )
+    try:
+        result = run_tcp(settings)
+    except ProbeError as e:
+        _fail(str(e))
+    result.save(out)
+    if plots and len(result.flows):
+        write_plots(result, out)
+    for warning in result.summary["backend"]["details"]["warnings"]:
+        typer.echo(f"warning: {warning}", err=True)
+    total = sum(f["goodput_mbps"] for f in result.summary["flows"])
+    typer.echo(f"{len(result.summary['flows'])} streams, {total:.1f} Mb/s in all → {out}")
+
+
+@probe_app.command()
+def udp(
+    host: Host,
+    secret_file: Secret,
+    out: Out,
+    size: Annotated[int, typer.Option(help="UDP payload bytes.")] = 1472,
+    spacing: Annotated[
+        str, typer.Option(help="LOW..HIGH or a list, e.g. 0us..100us.")
+    ] = "0us..100us",
+    steps: Annotated[int, typer.Option(help="Trains across a LOW..HIGH range.")] = 11,
+    count: Annotated[int, typer.Option(help="Datagrams per train.")] = 1000,
+) -> None:
+    """UDPmon-style trains: received rate, loss, reordering, jitter vs spacing."""
+    settings = _settings(
+        UdpSettings,
+        server=_server(host),
+        secret_file=str(secret_file),
+        size=size,
+        spacing=spacing,
+        steps=steps,
+        count=count,
+    )
+    try:
+        report = run_udp(settings, out)
+    except ProbeError as e:
+        _fail(str(e))
+    write_udp_plot(report, out)
+    for t in report["trains"]:
+        typer.echo(
+            f"spacing {t['spacing_ns'] / 1e3:8.1f} µs: received {t['received_rate_bps'] / 1e6:9.1f}"
+            f" Mb/s, loss {t['lost']}/{t['sent']}, reordered {t['reordered']},"
+            f" jitter {t['jitter_ns'] / 1e3:.1f} µs"
+        )
+
+
+@probe_app.command()
+def rr(
+    host: Host,
+    secret_file: Secret,
+    out: Out,
+    request: Annotated[str, typer.Option(help="Request size, e.g. 64B.")] = "64B",
+    response: Annotated[str, typer.Option(help="Response size, e.g. 1MB.")] = "1MB",
+    count: Annotated[int, typer.Option(help="Exchanges.")] = 100,
+    think: Annotated[str, typer.Option(help="Think time, e.g. 0s..1s or 500ms.")] = "0s",
+    cc: Annotated[str | None, typer.Option(help="Congestion control.")] = None,
+) -> None:
+    """TCPmon-style request-response: latency and the cwnd each response starts with."""
+    settings = _settings(
+        RrSettings,
+        server=_server(host),
+        secret_file=str(secret_file),
+        request=request,
+        response=response,
+        count=count,
+        think=think,
+        cc=cc,
+    )
+    try:
+        report = run_rr(settings, out)
+    except ProbeError as e:
+        _fail(str(e))
+    write_rr_plot(report, out)
+    table = ", ".join(f"p{p:g} {ms:.2f} ms" for p, ms in percentile_table(report))
+    typer.echo(f"{len(report['exchanges'])} exchanges: {table} → {out}")

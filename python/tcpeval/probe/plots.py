@@ -1,0 +1,56 @@
+"""Plots of the probe's own results: UDP trains and request-response exchanges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+
+def write_udp_plot(report: dict[str, Any], directory: Path) -> Path:
+    """Received rate and loss against packet spacing (UDPmon's capacity plot)."""
+    trains = report["trains"]
+    spacing_us = [t["spacing_ns"] / 1e3 for t in trains]
+    figure = Figure(figsize=(9, 4.5), layout="constrained")
+    rate_axes = figure.add_subplot()
+    rate_axes.plot(
+        spacing_us, [t["received_rate_bps"] / 1e6 for t in trains], "o-", label="received"
+    )
+    rate_axes.plot(spacing_us, [t["sent_rate_bps"] / 1e6 for t in trains], "x--", label="sent")
+    rate_axes.set(xlabel="spacing (µs)", ylabel="rate (Mb/s)", title="UDP trains")
+    rate_axes.grid(alpha=0.3)
+    loss_axes = rate_axes.twinx()
+    loss_axes.plot(
+        spacing_us,
+        [100 * t["lost"] / max(t["sent"], 1) for t in trains],
+        "s:",
+        color="tab:red",
+        label="loss",
+    )
+    loss_axes.set_ylabel("loss (%)")
+    rate_axes.legend(loc="upper right", fontsize="small")
+    path = directory / "udp.png"
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def write_rr_plot(report: dict[str, Any], directory: Path) -> Path:
+    """Latency histogram, and the cwnd each response started with."""
+    exchanges = report["exchanges"]
+    figure = Figure(figsize=(10, 4.5), layout="constrained")
+    hist_axes, cwnd_axes = figure.subplots(1, 2)
+    hist_axes.hist([e["latency_ns"] / 1e6 for e in exchanges], bins=30)
+    hist_axes.set(xlabel="latency (ms)", ylabel="exchanges", title="request-response latency")
+    cwnd_axes.plot(
+        [e["index"] for e in exchanges],
+        [e["cwnd_at_start_pkts"] for e in exchanges],
+        "o-",
+    )
+    cwnd_axes.set(xlabel="exchange", ylabel="cwnd at start (packets)", title="cwnd per response")
+    cwnd_axes.set_ylim(bottom=0)
+    for axes in (hist_axes, cwnd_axes):
+        axes.grid(alpha=0.3)
+    path = directory / "rr.png"
+    figure.savefig(path, dpi=110)
+    return path
