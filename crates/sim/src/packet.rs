@@ -3,6 +3,8 @@
 //! Sequence numbers count segments, not bytes (windows are in packets throughout); the
 //! byte offset of a segment is `seq * mss`.
 
+use tcpeval_netem::Frame;
+
 use crate::engine::FlowId;
 
 /// Most SACK blocks an ACK carries (RFC 2018 §3: three when timestamps are in use, as on Linux).
@@ -73,5 +75,11 @@ impl Packet {
         self.sack[..usize::from(self.n_sack)]
             .iter()
             .map(|b| (self.seq + u64::from(b.start), self.seq + u64::from(b.end)))
+    }
+}
+
+impl Frame for Packet {
+    fn size_bytes(&self) -> u32 {
+        self.size_bytes
     }
 }

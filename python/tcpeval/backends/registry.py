@@ -11,6 +11,7 @@ from tcpeval.scenario import ScenarioError
 DEFAULT = "sim"
 _MODULES = {
     "model": "tcpeval.backends.model",
+    "probe": "tcpeval.backends.probe",
     "sim": "tcpeval.backends.sim",
 }
 _registered: dict[str, Backend] = {}

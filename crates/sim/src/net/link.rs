@@ -74,7 +74,7 @@ pub struct Link {
     pub delay_ns: u64,
     /// `None` for a pure delay line.
     limit: Option<Limit>,
-    aqm: Aqm,
+    aqm: Aqm<Packet>,
     loss: LossModel,
     /// Packets in the queue or on the wire, with the time each reaches the far end (for CoDel,
     /// only those whose transmission ended).
@@ -103,7 +103,7 @@ impl Link {
         rate_bps: u64,
         delay_ns: u64,
         limit: Limit,
-        aqm: Aqm,
+        aqm: Aqm<Packet>,
         loss: LossModel,
     ) -> Self {
         Self::new(name, Some(rate_bps), delay_ns, Some(limit), aqm, loss)
@@ -118,7 +118,7 @@ impl Link {
         rate_bps: Option<u64>,
         delay_ns: u64,
         limit: Option<Limit>,
-        aqm: Aqm,
+        aqm: Aqm<Packet>,
         loss: LossModel,
     ) -> Self {
         Self {
@@ -140,7 +140,7 @@ impl Link {
         }
     }
 
-    pub fn aqm(&self) -> &Aqm {
+    pub fn aqm(&self) -> &Aqm<Packet> {
         &self.aqm
     }
 

@@ -20,6 +20,7 @@ use crate::engine::LinkId;
 use crate::net::link::Link;
 use crate::net::loss::LossModel;
 use crate::net::queue::{Aqm, Limit, RedParams};
+use crate::packet::Packet;
 use crate::scenario::{AqmSpec, LinkSpec, LossSpec, Scenario};
 
 /// Links crossed, in order, in each direction of one flow.
@@ -118,7 +119,7 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
     )
 }
 
-fn aqm(spec: &AqmSpec, seed: u64) -> Aqm {
+fn aqm(spec: &AqmSpec, seed: u64) -> Aqm<Packet> {
     match *spec {
         AqmSpec::Droptail => Aqm::DropTail,
         AqmSpec::Red {

@@ -9,14 +9,14 @@
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
+use crate::Frame;
 
 #[derive(Debug, Clone)]
-pub struct Codel {
+pub struct Codel<P> {
     target_ns: u64,
     interval_ns: u64,
     /// Waiting packets with their arrival time.
-    queue: VecDeque<(u64, Packet)>,
+    queue: VecDeque<(u64, P)>,
     queue_bytes: u64,
     /// The largest packet seen: with no more than this queued the link cannot be the cause of
     /// delay, so CoDel does not drop (§5.4, `maxpacket`).
@@ -30,12 +30,12 @@ pub struct Codel {
 }
 
 /// A dequeued packet and whether CoDel would allow dropping it.
-struct Dequeued {
-    pkt: Option<(u64, Packet)>,
+struct Dequeued<P> {
+    pkt: Option<(u64, P)>,
     ok_to_drop: bool,
 }
 
-impl Codel {
+impl<P: Frame> Codel<P> {
     /// RFC 8289 §4.2–4.3 recommend `target` 5 ms and `interval` 100 ms for the Internet.
     pub fn new(target_ns: u64, interval_ns: u64) -> Self {
         Self {
@@ -69,12 +69,12 @@ impl Codel {
     }
 
     /// Waiting packets, oldest first.
-    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+    pub fn packets(&self) -> impl Iterator<Item = &P> {
         self.queue.iter().map(|(_, p)| p)
     }
 
-    pub fn enqueue(&mut self, now_ns: u64, pkt: Packet) {
-        let size = u64::from(pkt.size_bytes);
+    pub fn enqueue(&mut self, now_ns: u64, pkt: P) {
+        let size = u64::from(pkt.size_bytes());
         self.max_packet_bytes = self.max_packet_bytes.max(size);
         self.queue_bytes += size;
         self.queue.push_back((now_ns, pkt));
@@ -82,11 +82,7 @@ impl Codel {
 
     /// Take the next packet to transmit at `now_ns` (with its arrival time), pushing the ones
     /// CoDel drops on the way onto `dropped`. `None` when the queue is (or became) empty.
-    pub fn dequeue(
-        &mut self,
-        now_ns: u64,
-        dropped: &mut Vec<(u64, Packet)>,
-    ) -> Option<(u64, Packet)> {
+    pub fn dequeue(&mut self, now_ns: u64, dropped: &mut Vec<(u64, P)>) -> Option<(u64, P)> {
         let mut r = self.do_dequeue(now_ns);
         if r.pkt.is_none() {
             self.dropping = false;
@@ -125,7 +121,7 @@ impl Codel {
     }
 
     /// §5.4: pop the head and track how long the sojourn time has been above target.
-    fn do_dequeue(&mut self, now_ns: u64) -> Dequeued {
+    fn do_dequeue(&mut self, now_ns: u64) -> Dequeued<P> {
         let Some((arrival_ns, pkt)) = self.queue.pop_front() else {
             self.first_above_ns = None;
             return Dequeued {
@@ -133,7 +129,7 @@ impl Codel {
                 ok_to_drop: false,
             };
         };
-        self.queue_bytes -= u64::from(pkt.size_bytes);
+        self.queue_bytes -= u64::from(pkt.size_bytes());
         let sojourn_ns = now_ns - arrival_ns;
         let mut ok_to_drop = false;
         if sojourn_ns < self.target_ns || self.queue_bytes <= self.max_packet_bytes {
@@ -162,8 +158,18 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    fn pkt(seq: u64) -> Packet {
-        Packet::data(0, seq, 1500)
+    /// A 1500-byte packet, numbered.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Numbered(u64);
+
+    impl Frame for Numbered {
+        fn size_bytes(&self) -> u32 {
+            1500
+        }
+    }
+
+    fn pkt(seq: u64) -> Numbered {
+        Numbered(seq)
     }
 
     #[test]
@@ -205,7 +211,7 @@ mod tests {
 
     #[test]
     fn the_control_law_shrinks_with_count() {
-        let mut c = Codel::new(5 * MS, 100 * MS);
+        let mut c = Codel::<Numbered>::new(5 * MS, 100 * MS);
         c.count = 4;
         assert_eq!(c.control_law(0), 50 * MS);
     }

@@ -32,16 +32,16 @@ impl Limit {
 /// The active queue management of a link. An enum, not a trait object: it sits on the
 /// per-packet path.
 #[derive(Debug, Clone)]
-pub enum Aqm {
+pub enum Aqm<P> {
     /// Only the hard limit drops.
     DropTail,
     /// Random Early Detection, decided at arrival.
     Red(Red),
     /// Controlled Delay, decided at departure: the link keeps an explicit queue.
-    Codel(Codel),
+    Codel(Codel<P>),
 }
 
-impl Aqm {
+impl<P: crate::Frame> Aqm<P> {
     /// RED with its own random stream.
     pub fn red(params: RedParams, seed: u64) -> Self {
         Aqm::Red(Red::new(params, seed))
