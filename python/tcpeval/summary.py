@@ -69,10 +69,6 @@ class Summary(BaseModel):
     transfers: list[dict[str, Any]] = Field(default_factory=list)
 
 
-def backend_name(summary: dict[str, Any]) -> str:
-    return str(summary["backend"]["name"])
-
-
 def duration_s(summary: dict[str, Any]) -> float:
     """The time the run covers, whichever backend ran it."""
     return float(summary["backend"]["duration_s"])

@@ -5,6 +5,7 @@ are integrated on a grid eight times finer than the samples."""
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,11 @@ class FlowPlan:
     flow: ModelFlow
     spec: dict[str, Any]
     epochs: list[tuple[float, float, Answer]] = field(default_factory=list)
+    drops_s: list[float] = field(init=False)
+    """The induced losses, in seconds, in order: read at every point of the fine grid."""
+
+    def __post_init__(self) -> None:
+        self.drops_s = sorted(d / 1e9 for d in self.spec["drop_at_ns"])
 
     def answer_at(self, t_s: float) -> Answer | None:
         return next((a for start, stop, a in self.epochs if start <= t_s < stop), None)
@@ -38,10 +44,11 @@ class FlowPlan:
         if answer.goodput_bps is None:
             return math.nan, math.nan, answer.rtt_s
         full = answer.goodput_bps * answer.rtt_s / (8 * self.flow.mss_bytes)
-        drops = [d / 1e9 for d in self.spec["drop_at_ns"] if d / 1e9 <= t_s]
-        if not drops or answer.on_link or full == 0:
+        last_drop = bisect.bisect_right(self.drops_s, t_s)
+        if not last_drop or answer.on_link or full == 0:
             return full, answer.goodput_bps, answer.rtt_s
-        window = self.flow.stack.window_after_loss_pkts(full, t_s - drops[-1], answer.rtt_s)
+        since_s = t_s - self.drops_s[last_drop - 1]
+        window = self.flow.stack.window_after_loss_pkts(full, since_s, answer.rtt_s)
         return window, answer.goodput_bps * window / full, answer.rtt_s
 
 
@@ -114,7 +121,7 @@ def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> 
     known = all(answer.goodput_bps is not None for _, _, answer in plan.epochs)
     delivered = delivered_bytes if known else None
     on_link = any(answer.on_link for _, _, answer in plan.epochs)
-    drops = sum(1 for d in spec["drop_at_ns"] if start_s <= d / 1e9 < end_s)
+    drops = sum(1 for d in plan.drops_s if start_s <= d < end_s)
     retransmits = None if delivered is None else delivered / flow.mss_bytes * flow.loss + drops
     return {
         "id": flow.id,
