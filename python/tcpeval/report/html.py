@@ -15,12 +15,12 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from matplotlib.figure import Figure
 
+from tcpeval.layout import REPORT_FILE
 from tcpeval.metrics import label
 from tcpeval.report.content import Panel, SectionView, section_view
 from tcpeval.report.dataset import ReportData, load_report_data
 from tcpeval.report.verdicts import Verdict, evaluate
 
-REPORT_FILE = "report.html"
 TEMPLATE = "report.html.j2"
 DPI = 90
 
