@@ -30,6 +30,7 @@ class Halved:
 
     name = "halved"
     description = "the model, halved (a test)"
+    runs_per_host = None
 
     def available(self) -> str | None:
         return None

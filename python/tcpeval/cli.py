@@ -19,6 +19,7 @@ from tcpeval import backends
 from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
 from tcpeval.layout import SUMMARY_FILE
+from tcpeval.lab.cli import lab_app
 from tcpeval.probe.cli import probe_app
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report
@@ -44,6 +45,7 @@ app = typer.Typer(
 cc_app = typer.Typer(help="Congestion-control algorithms of the simulator.", no_args_is_help=True)
 app.add_typer(cc_app, name="cc")
 app.add_typer(probe_app, name="probe")
+app.add_typer(lab_app, name="lab")
 
 console = Console()
 

@@ -58,6 +58,7 @@ REFUSED = {
 class Probe:
     name = "probe"
     description = f"real kernel TCP to a `tcpeval probe serve` at ${SERVER}"
+    runs_per_host = 1
 
     def available(self) -> str | None:
         if not os.environ.get(SERVER) or not os.environ.get(SECRET_FILE):

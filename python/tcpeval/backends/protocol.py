@@ -34,6 +34,9 @@ class Problem:
 class Backend(Protocol):
     name: str
     description: str
+    # How many runs one host may hold at once; None: as many as it has CPUs. Real traffic
+    # says 1: two runs would share the CPUs and the path, and measure each other.
+    runs_per_host: int | None
 
     def available(self) -> str | None:
         """None when the backend can run here, else why not ("needs root")."""

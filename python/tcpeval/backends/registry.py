@@ -10,6 +10,7 @@ from tcpeval.scenario import ScenarioError
 
 DEFAULT = "sim"
 _MODULES = {
+    "lab": "tcpeval.backends.lab",
     "model": "tcpeval.backends.model",
     "probe": "tcpeval.backends.probe",
     "sim": "tcpeval.backends.sim",

@@ -25,6 +25,7 @@ from tcpeval.scenario import resolution as resolve
 class Simulator:
     name = "sim"
     description = "the packet-level simulator (crates/sim): every key, every algorithm"
+    runs_per_host = None
 
     def available(self) -> str | None:
         return None

@@ -1,4 +1,5 @@
-"""Where the `tcpeval-probe` binary is: $TCPEVAL_PROBE, then beside this Python, then the build."""
+"""Where the project's binaries are: $TCPEVAL_<NAME> (e.g. TCPEVAL_PROBE), then beside this
+Python (`make` copies them there), then the build."""
 
 from __future__ import annotations
 
@@ -6,22 +7,27 @@ import os
 import sys
 from pathlib import Path
 
-BINARY_NAME = "tcpeval-probe"
-ENV_VAR = "TCPEVAL_PROBE"
+PROBE = "tcpeval-probe"
 _REPO = Path(__file__).resolve().parents[3]
 
 
-def probe_binary() -> Path:
+def env_var(name: str) -> str:
+    """tcpeval-probe → TCPEVAL_PROBE."""
+    return name.upper().replace("-", "_")
+
+
+def find_binary(name: str) -> Path:
     """The binary to run; FileNotFoundError names every place looked in."""
     candidates = []
-    if os.environ.get(ENV_VAR):
-        candidates.append(Path(os.environ[ENV_VAR]))
-    candidates += [
-        Path(sys.prefix) / "bin" / BINARY_NAME,
-        _REPO / "target" / "release" / BINARY_NAME,
-    ]
+    if os.environ.get(env_var(name)):
+        candidates.append(Path(os.environ[env_var(name)]))
+    candidates += [Path(sys.prefix) / "bin" / name, _REPO / "target" / "release" / name]
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
     looked = ", ".join(str(c) for c in candidates)
-    raise FileNotFoundError(f"{BINARY_NAME} not found (looked in {looked}); run `make test`")
+    raise FileNotFoundError(f"{name} not found (looked in {looked}); run `make test`")
+
+
+def probe_binary() -> Path:
+    return find_binary(PROBE)

@@ -63,8 +63,9 @@ def sweep(
     """Run every point × repeat of `grid` into `out`, finishing only what is missing there.
 
     On `backend` (a name or the object; default: the grid's `backend`, else the simulator),
-    in `jobs` local processes (default: one per CPU), or on the Dask scheduler at `scheduler`
-    ("local" starts a LocalCluster of `jobs` workers). Raises ScenarioError, before anything
+    in `jobs` local processes (default: one per CPU, and never more than the backend's
+    `runs_per_host`), or on the Dask scheduler at `scheduler` ("local" starts a LocalCluster
+    of `jobs` workers; on a remote cluster each host's lab lock keeps its runs one at a time). Raises ScenarioError, before anything
     runs, if a grid point is invalid or the backend cannot run it, or if `out` holds a sweep
     of another grid or backend.
     """
@@ -73,6 +74,8 @@ def sweep(
     loaded = load_grid(grid)
     chosen = backends.get(backend or loaded.backend)
     loaded = dataclasses.replace(loaded, backend=chosen.name)
+    if scheduler in (None, "local") and chosen.runs_per_host is not None:
+        jobs = min(jobs, chosen.runs_per_host)
     specs = expand(loaded)
     _check_points(chosen, specs)
     root = Path(out)

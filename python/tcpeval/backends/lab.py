@@ -1,0 +1,87 @@
+"""The lab backend: a scenario's flows as real kernel TCP connections between network
+namespaces on this host, through a link emulator that checks itself (tcpeval.lab, docs/lab.md).
+
+It runs the dumbbell: one bottleneck ([bottleneck]) with the scenario's rate, queue, AQM and
+loss; every [[flow]] group with its own RTT, algorithm, start, stop or size, count, window,
+MSS, pacing, initial window, minimum RTO and SACK; [[cbr]] sources. What the kernel or the
+lab cannot do is refused by name.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+
+from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.lab import kernel
+from tcpeval.lab.emulator import BINARY
+from tcpeval.lab.run import run_lab
+from tcpeval.probe.binary import find_binary, probe_binary
+from tcpeval.result import Result
+from tcpeval.scenario import Scenario
+from tcpeval.units import Rate
+
+REFUSED = {
+    "link": "the lab emulates one bottleneck ([bottleneck]); no multi-link topologies",
+    "web": "no web traffic in the lab yet",
+    "reqresp": "no request-response in the lab yet (`tcpeval probe rr` on a real path)",
+    "onoff": "no on-off sources in the lab yet",
+    "pcap": "capture in the namespaces with tcpdump",
+    "flow.route": "one bottleneck: every flow crosses it",
+    "flow.start_jitter": "the streams of a group start together",
+    "flow.streams": "give `count` streams instead",
+    "flow.drop_at": "the kernel drops nothing on request",
+    "flow.drop_every": "the kernel drops nothing on request",
+    "flow.delayed_ack": "Linux always delays ACKs (RFC 1122 §4.2.3.2); it cannot be turned off",
+    "flow.source_rate": "memory to memory: no application rate",
+    "flow.sink_rate": "memory to memory: no application rate",
+}
+MIN_CPUS = 2
+
+
+class Lab:
+    name = "lab"
+    description = "real kernel TCP in network namespaces behind a self-checking emulator"
+    runs_per_host = 1
+
+    def available(self) -> str | None:
+        if os.geteuid() != 0:
+            return "needs root (network namespaces)"
+        if (os.cpu_count() or 1) < MIN_CPUS:
+            return f"needs {MIN_CPUS} CPUs: the emulator has one to itself"
+        for tool in ("ip", "taskset", "sysctl"):
+            if shutil.which(tool) is None:
+                return f"needs `{tool}`"
+        try:
+            find_binary(BINARY)
+            probe_binary()
+        except FileNotFoundError as error:
+            return str(error)
+        return None
+
+    def algorithms(self) -> list[str]:
+        return kernel.algorithms()
+
+    def refused_keys(self) -> Mapping[str, str]:
+        return REFUSED
+
+    def supports(self, scenario: Scenario) -> list[Problem]:
+        problems = refusals(self, scenario)
+        for index, group in enumerate(scenario.flow):
+            path = f"flow[{index}]"
+            if group.cc.params:
+                reason = "the kernel's algorithm takes its parameters from the host"
+                problems.append(Problem(f"{path}.cc", group.cc.name, reason))
+            if group.pacing is not None and not isinstance(group.pacing, Rate):
+                problems.append(Problem(f"{path}.pacing", group.pacing.given, "give a rate"))
+            if group.sack_compression != scenario.flow[0].sack_compression:
+                reason = "one receiver for every group: the same in every [[flow]]"
+                problems.append(Problem(f"{path}.sack_compression", group.sack_compression, reason))
+        return problems
+
+    def run(self, scenario: Scenario) -> Result:
+        return run_lab(scenario)
+
+
+BACKEND = Lab()

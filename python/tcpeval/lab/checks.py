@@ -1,0 +1,125 @@
+"""The emulator judges itself: what it delivered against what was asked, with stated
+tolerances. A run that misses any of them is marked invalid with the reasons; its numbers
+are kept (for a look) but suites and comparisons leave it out.
+
+Tolerances (docs/lab.md, "The self-check"):
+- rate: the rate delivered while the queue was backlogged within ±2% of the asked rate;
+- delay: per host, the p99 of the delay added beyond queueing within 0.5 ms of the asked
+  one-way delay, and the worst lateness of any packet under 2% of the smallest RTT;
+- random loss: Bernoulli drops within the binomial 99% interval of the asked probability;
+- the emulator's own losses (its ring, its sends, its buffer pool, frames that were not one
+  packet) and the kernel's outside the bottleneck (backlog and veth drops): zero;
+- retransmissions of the forward flows equal to the drops on the forward path, within
+  max(5, 5%): each drop costs one retransmission; more means the kernel saw a loss the
+  emulator did not make (or timed out spuriously), fewer means a drop went unrepaired;
+- no reordering seen by any sender (TCP_INFO `reord_seen`);
+- every setting read back as asked (sysctls, the algorithm each socket got, the MSS).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+RATE_TOLERANCE = 0.02
+DELAY_P99_TOLERANCE_NS = 500_000
+LATENESS_SHARE_OF_RTT = 0.02
+RETRANSMIT_SLACK = (5, 0.05)
+# The normal quantile of a two-sided 99% interval.
+Z_99 = 2.5758
+# Too few back-to-back packets to judge a rate: one second at the smallest rate we emulate.
+MIN_BACKLOGGED_NS = 200_000_000
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    measured: Any
+    asked: Any
+    tolerance: str
+    note: str = ""
+
+    def failure(self) -> str:
+        return f"{self.name}: measured {self.measured}, asked {self.asked} ({self.tolerance})"
+
+
+def rate(direction: dict[str, Any], rate_bps: int | None, name: str) -> Check | None:
+    backlog = direction["backlogged"]
+    if rate_bps is None:
+        return None
+    if backlog["ns"] < MIN_BACKLOGGED_NS:
+        note = f"only {backlog['ns'] / 1e6:.0f} ms backlogged: too little to judge"
+        return Check(f"{name} rate", True, None, rate_bps, "±2% while backlogged", note)
+    measured = backlog["bytes"] * 8e9 / backlog["ns"]
+    ok = abs(measured / rate_bps - 1) <= RATE_TOLERANCE
+    return Check(f"{name} rate", ok, round(measured), rate_bps, "±2% while backlogged")
+
+
+def delays(direction: dict[str, Any], name: str) -> list[Check]:
+    checks = []
+    for endpoint in direction["endpoints"]:
+        added = endpoint["added_delay_ns"]
+        if not added["count"]:
+            continue
+        asked = endpoint["asked_delay_ns"]
+        ok = -DELAY_P99_TOLERANCE_NS / 10 <= added["p99"] - asked <= DELAY_P99_TOLERANCE_NS
+        label = f"{name} delay p99 for {endpoint['ip']} (ns)"
+        checks.append(Check(label, ok, added["p99"], asked, "within 0.5 ms above"))
+    return checks
+
+
+def lateness(direction: dict[str, Any], smallest_rtt_ns: int, name: str) -> Check:
+    worst = direction["lateness_ns"]["max"] if direction["lateness_ns"]["count"] else 0
+    bound = LATENESS_SHARE_OF_RTT * smallest_rtt_ns
+    return Check(f"{name} worst lateness (ns)", worst <= bound, worst, 0, f"≤ {bound:.0f} ns")
+
+
+def random_loss(direction: dict[str, Any], loss: dict[str, Any], name: str) -> Check | None:
+    """Bernoulli loss against its binomial 99% interval; other models are reported only."""
+    offered = direction["arrived_pkts"]
+    drops = direction["random_drops"]
+    if loss["model"] == "none":
+        return Check(f"{name} random drops", drops == 0, drops, 0, "none asked")
+    if loss["model"] != "bernoulli" or not offered:
+        return None
+    p = loss["p"]
+    half_width = Z_99 * math.sqrt(offered * p * (1 - p))
+    ok = abs(drops - offered * p) <= half_width
+    interval = f"99% interval {offered * p - half_width:.0f}–{offered * p + half_width:.0f}"
+    return Check(f"{name} random loss", ok, drops / offered, p, interval)
+
+
+def own_drops(stats: dict[str, Any], kernel_drops: dict[str, int]) -> Check:
+    causes = ("ring_drops", "tx_errors", "pool_drops", "gso_frames")
+    counts = {
+        f"{name} {cause}": stats[name][cause] for name in ("forward", "reverse") for cause in causes
+    }
+    counts.update(kernel_drops)
+    found = {cause: count for cause, count in counts.items() if count}
+    return Check("emulator and kernel drops outside the bottleneck", not found, found or 0, 0, "0")
+
+
+def retransmits(forward: dict[str, Any], retransmitted: int) -> Check:
+    drops = forward["random_drops"] + forward["queue_drops"] + forward["aqm_drops"]
+    slack = max(RETRANSMIT_SLACK[0], RETRANSMIT_SLACK[1] * drops)
+    ok = abs(retransmitted - drops) <= slack
+    return Check("retransmissions vs forward drops", ok, retransmitted, drops, f"±{slack:.0f}")
+
+
+def reordering(reorderings: int | None) -> Check | None:
+    if reorderings is None:
+        return None
+    return Check("reordering seen by the senders", reorderings == 0, reorderings, 0, "0")
+
+
+def settings(asked: dict[str, Any], granted: dict[str, Any]) -> Check:
+    differ = {key: granted.get(key) for key, value in asked.items() if granted.get(key) != value}
+    return Check("settings read back", not differ, differ or "as asked", "as asked", "equal")
+
+
+def verdict(checks: list[Check]) -> tuple[bool, str | None, list[dict[str, Any]]]:
+    """(valid, why not, the checks as records)."""
+    failed = [check.failure() for check in checks if not check.ok]
+    return not failed, "; ".join(failed) or None, [asdict(check) for check in checks]

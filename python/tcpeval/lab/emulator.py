@@ -1,0 +1,141 @@
+"""The link emulator (`tcpeval-lab emulate`, crates/lab): its configuration, made from the
+resolved scenario, and the process that relays the traffic between the two halves of the lab.
+
+The bottleneck is the scenario's link 0: rate, queue, AQM and loss, applied by the same
+queue and loss code the simulator runs (crates/netem). Each host's base RTT is split evenly
+between the two directions as a per-host delay. A reverse direction with its own rate and
+queue exists, as in the simulator, only where reverse data or reverse loss needs it; otherwise
+the return path is a delay line.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcpeval.lab.netns import LabError, spawn, stop
+from tcpeval.lab.topology import EMULATOR_CPU, Topology
+from tcpeval.probe.binary import find_binary
+from tcpeval.probe.netns import read_line
+
+BINARY = "tcpeval-lab"
+# The emulator exits on its own this long after the run should have ended.
+SAFETY_MARGIN_NS = 60 * 10**9
+READY_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class Delay:
+    ip: str
+    rtt_ns: int
+
+
+def config(
+    link: dict[str, Any],
+    topology: Topology,
+    delays: list[Delay],
+    reverse_queue: bool,
+    duration_ns: int,
+    sample_interval_ns: int,
+) -> dict[str, Any]:
+    """The emulator's configuration for link 0 of a resolved scenario."""
+    limit = (
+        {"packets": link["queue_pkts"]}
+        if link["queue_pkts"] is not None
+        else {"bytes": link["queue_bytes"]}
+    )
+    forward = _direction(link["rate_bps"], limit, _aqm(link["aqm"]), link["loss"], 1)
+    reverse = _direction(
+        link["rate_bps"] if reverse_queue else None, limit, "droptail", link["reverse_loss"], 2
+    )
+    return {
+        "left": topology.left_dev,
+        "right": topology.right_dev,
+        "cpu": EMULATOR_CPU,
+        "max_duration_ns": duration_ns + SAFETY_MARGIN_NS,
+        "sample_interval_ns": sample_interval_ns,
+        "mtu_bytes": max(h.mtu_bytes for h in [*topology.left_hosts, topology.receiver]),
+        "forward": forward,
+        "reverse": reverse,
+        "endpoints": [
+            {
+                "ip": d.ip,
+                "forward_delay_ns": d.rtt_ns // 2,
+                "reverse_delay_ns": d.rtt_ns - d.rtt_ns // 2,
+            }
+            for d in delays
+        ],
+    }
+
+
+def _direction(
+    rate_bps: int | None, limit: dict[str, int], aqm: Any, loss: dict[str, Any], stream: int
+) -> dict[str, Any]:
+    return {
+        "rate_bps": rate_bps,
+        "limit": limit,
+        "aqm": aqm,
+        "loss": _loss(loss),
+        "seed": stream,
+    }
+
+
+def _aqm(aqm: dict[str, Any]) -> Any:
+    if aqm["name"] == "droptail":
+        return "droptail"
+    params = {key: value for key, value in aqm.items() if key != "name"}
+    return {aqm["name"]: params}
+
+
+def _loss(loss: dict[str, Any]) -> Any:
+    if loss["model"] == "none":
+        return "none"
+    params = {key: value for key, value in loss.items() if key != "model"}
+    return {loss["model"]: params}
+
+
+class Emulator:
+    """The running emulator; `finish` stops it and reads what it measured."""
+
+    def __init__(self, topology: Topology, settings: dict[str, Any], directory: Path) -> None:
+        self.directory = directory
+        self.config_path = directory / "emulator.json"
+        self.stats_path = directory / "emulator-stats.json"
+        self.samples_path = directory / "emulator-links.csv"
+        self.config_path.write_text(json.dumps(settings, indent=1))
+        command = [
+            str(find_binary(BINARY)), "emulate", "--config", str(self.config_path),
+            "--stats", str(self.stats_path), "--samples", str(self.samples_path),
+        ]  # fmt: skip
+        self.process = spawn(topology.emulator_ns, command)
+        line = read_line(self.process, READY_TIMEOUT_S)
+        if line.strip() != "ready":
+            self._fail(f"did not start (said {line.strip()!r})")
+
+    def finish(self) -> tuple[dict[str, Any], pd.DataFrame]:
+        """Stops the emulator; returns its statistics and its link samples."""
+        exited_early = self.process.poll() is not None
+        if not exited_early:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            _, errors = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, errors = self.process.communicate()
+        if exited_early or self.process.returncode or not self.stats_path.exists():
+            said = errors.strip() or f"exit {self.process.returncode}"
+            raise LabError(f"{BINARY} stopped before the run ended: {said}")
+        return json.loads(self.stats_path.read_text()), pd.read_csv(self.samples_path)
+
+    def kill(self) -> None:
+        stop(self.process, grace_s=1)
+
+    def _fail(self, what: str) -> None:
+        self.kill()
+        raise LabError(f"{BINARY} {what}")

@@ -1,0 +1,34 @@
+"""Counters of the kernel's packet path outside the bottleneck: where a packet can be lost
+without the emulator deciding it (a per-CPU backlog overflowing, a veth refusing a frame)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tcpeval.lab.netns import ns_sh
+
+SOFTNET_STAT = Path("/proc/net/softnet_stat")
+ALGORITHMS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def backlog_drops() -> int:
+    """Packets dropped because a CPU's input backlog was full (second column, all CPUs).
+    Host-wide: other traffic on the machine counts too, which errs on the side of caution."""
+    return sum(int(line.split()[1], 16) for line in SOFTNET_STAT.read_text().splitlines())
+
+
+def link_drops(veths: list[tuple[str, str]]) -> dict[str, int]:
+    """rx/tx drops of each veth end, by device."""
+    drops: dict[str, int] = {}
+    for ns, dev in veths:
+        shown = json.loads(ns_sh(ns, "ip", "-s", "-j", "link", "show", dev))[0]["stats64"]
+        drops[dev] = shown["rx"]["dropped"] + shown["tx"]["dropped"]
+    return drops
+
+
+def algorithms() -> list[str]:
+    try:
+        return ALGORITHMS.read_text().split()
+    except OSError:
+        return []

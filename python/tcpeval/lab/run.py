@@ -1,0 +1,435 @@
+"""One lab run: a scenario's flows as real kernel TCP connections between namespaces, through
+the emulated bottleneck, measured with the probe's TCP_INFO sampler, judged by the emulator's
+self-check, returned in the result shape every backend shares.
+
+Each [[flow]] group is one `tcpeval-probe tcp` client (its `count` streams) in the group's own
+namespace, started at the group's `start`; one probe server in the receiver namespace takes
+them all. Every process is started from this thread: the kernel kills a child when the
+thread that started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcpeval.lab import checks, emulator, kernel, sources
+from tcpeval.lab.emulator import Delay, Emulator
+from tcpeval.lab.ledger import Ledger, clean_stale, host_lock, new_prefix, read_sysctl
+from tcpeval.lab.netns import LabError, ns_sh, set_sysctls, spawn, stop
+from tcpeval.lab.topology import KERNEL_CPU, RECEIVER_IP, Host, build, mtu_for
+from tcpeval.metrics import jain_index
+from tcpeval.probe.binary import probe_binary
+from tcpeval.probe.driver import result_from_raw
+from tcpeval.probe.netns import read_line, secret_file
+from tcpeval.probe.settings import TcpSettings
+from tcpeval.result import FLOW_COLUMNS, Result
+from tcpeval.scenario import Scenario, describe, resolution
+
+# The TCP_INFO history and the queue are sampled this often, or at the scenario's interval
+# when it is finer.
+SAMPLE_INTERVAL_NS = 10_000_000
+# A process given this long past the run's end has hung.
+END_MARGIN_S = 30
+# The per-CPU input backlog: the kernel's default (1000) overflows outside the bottleneck
+# at a few hundred Mb/s when the emulator releases a batch.
+BACKLOG_PKTS = 10_000
+# A sweep on a cluster may send a host a second run while the first goes on.
+LOCK_WAIT_S = 3600
+
+
+@dataclass
+class Group:
+    """One [[flow]] table as the lab runs it."""
+
+    index: int
+    flows: list[dict[str, Any]]
+    settings: TcpSettings | None = None
+    host: Host | None = None
+    launched_s: float = 0.0
+    raw: Path | None = None
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return self.flows[0]
+
+
+def run_lab(scenario: Scenario) -> Result:
+    """Runs `scenario` in the lab of this host (root); one run at a time."""
+    started = time.monotonic()
+    with host_lock(LOCK_WAIT_S), tempfile.TemporaryDirectory(prefix="tcpeval-lab-") as tmp:
+        clean_stale()
+        ledger = Ledger(new_prefix())
+        ledger.save()
+        try:
+            result = LabRun(scenario, ledger, Path(tmp)).run()
+        finally:
+            ledger.undo()
+    result.summary["backend"]["wall_seconds"] = time.monotonic() - started
+    return result
+
+
+class LabRun:
+    def __init__(self, scenario: Scenario, ledger: Ledger, tmp: Path) -> None:
+        self.scenario = scenario
+        self.ledger = ledger
+        self.tmp = tmp
+        self.resolved = resolution(scenario).resolved
+        self.link = self.resolved["links"][0]
+        self.duration_ns = self.resolved["duration_ns"]
+        self.interval_ns = min(SAMPLE_INTERVAL_NS, self.resolved["sample_interval_ns"])
+        self.groups = _groups(self.resolved)
+        self.cbr = sources.plan(self.resolved["sources"], self.duration_ns)
+        self.secret = secret_file(tmp)
+
+    def run(self) -> Result:
+        mtus = [mtu_for(g.first["mss_bytes"]) for g in self.groups]
+        self.topology = build(self.ledger, mtus, [s.mtu_bytes for s in self.cbr])
+        for group, host in zip(self.groups, self.topology.senders, strict=True):
+            group.host = host
+        asked, granted = self._configure_hosts()
+        server, address = self._server()
+        try:
+            sinks = sources.start_sinks(self.cbr, self.topology, self.tmp)
+            measured = self._measure(address)
+        finally:
+            stop(server)
+        source_reports = sources.collect(sinks)
+        return self._result(*measured, source_reports, asked, granted)
+
+    def _measure(self, address: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, int]]:
+        """Runs the traffic through the emulator: its statistics, its samples and the
+        kernel's drops outside the bottleneck."""
+        backlog_before = kernel.backlog_drops()
+        links_before = kernel.link_drops(self.topology.veths())
+        emu = Emulator(self.topology, self._emulator_config(), self.tmp)
+        try:
+            t0 = time.monotonic()
+            self._launch_all(address, t0)
+            _wait_until(t0 + self.duration_ns / 1e9)
+            stats, samples = emu.finish()
+        except BaseException:
+            emu.kill()
+            raise
+        drops = {"kernel backlog": kernel.backlog_drops() - backlog_before}
+        links_after = kernel.link_drops(self.topology.veths())
+        drops |= {f"veth {dev}": links_after[dev] - n for dev, n in links_before.items()}
+        return stats, samples, drops
+
+    def _emulator_config(self) -> dict[str, Any]:
+        delays = [Delay(g.host.ip, g.first["rtt_ns"]) for g in self.groups if g.host]
+        delays += [Delay(h.ip, 2 * self.link["delay_ns"]) for h in self.topology.sources]
+        reverse_queue = any(f["reverse"] for f in self.resolved["flows"])
+        reverse_queue |= any(s.reverse for s in self.cbr)
+        self.config = emulator.config(
+            self.link, self.topology, delays, reverse_queue, self.duration_ns, self.interval_ns
+        )
+        return self.config
+
+    # Hosts
+
+    def _configure_hosts(self) -> tuple[dict[str, str], dict[str, str]]:
+        """Sets every sysctl and route the run relies on; returns them asked and read back."""
+        if int(read_sysctl("net.core.netdev_max_backlog")) < BACKLOG_PKTS:
+            self.ledger.set_global_sysctl("net.core.netdev_max_backlog", str(BACKLOG_PKTS))
+        buffer_bytes = _buffer_bytes(self.groups, self.link)
+        if any(g.first["window_pkts"] is not None for g in self.groups):
+            for key in ("net.core.rmem_max", "net.core.wmem_max"):
+                if int(read_sysctl(key)) < buffer_bytes:
+                    self.ledger.set_global_sysctl(key, str(buffer_bytes))
+        asked: dict[str, str] = {}
+        granted: dict[str, str] = {}
+        hosts = [(g.host, g.first) for g in self.groups if g.host]
+        hosts.append((self.topology.receiver, self.groups[0].first))
+        for host, flow in hosts:
+            wanted = _host_sysctls(flow, buffer_bytes)
+            asked |= {f"{host.ns}:{k}": v for k, v in wanted.items()}
+            granted |= {f"{host.ns}:{k}": v for k, v in set_sysctls(host.ns, wanted).items()}
+        for group in self.groups:
+            assert group.host is not None
+            _route(group.host, "10.201.0.0/16", group.first)
+            _route(self.topology.receiver, f"{group.host.ip}/32", group.first)
+        return asked, granted
+
+    def _server(self) -> tuple[subprocess.Popen[str], str]:
+        limit_s = self.duration_ns // 10**9 + END_MARGIN_S
+        command = [
+            str(probe_binary()), "serve", "--listen", f"{RECEIVER_IP}:0", "--secret-file",
+            str(self.secret), "--max-clients", str(len(self.groups) + 1),
+            "--max-duration-s", str(limit_s),
+        ]  # fmt: skip
+        process = spawn(self.topology.receiver.ns, command, cpu=KERNEL_CPU)
+        line = read_line(process, timeout_s=5)
+        if not line.startswith("listening on "):
+            stop(process)
+            raise LabError(f"the probe server did not start: {line.strip()!r}")
+        return process, line.removeprefix("listening on ").strip()
+
+    # Traffic
+
+    def _launch_all(self, address: str, t0: float) -> None:
+        """Starts each group's client and each source at its start time, in start order,
+        then waits for them all."""
+        starts: list[tuple[int, Group | sources.Source]] = [
+            (g.first["start_ns"], g) for g in self.groups
+        ]
+        starts += [(s.start_ns, s) for s in self.cbr]
+        clients = []
+        for start_ns, item in sorted(starts, key=lambda entry: entry[0]):
+            _wait_until(t0 + start_ns / 1e9)
+            if isinstance(item, sources.Source):
+                clients.append(sources.start_sender(item, self.topology))
+            else:
+                clients.append(self._start_client(item, address, t0))
+        deadline = t0 + self.duration_ns / 1e9 + END_MARGIN_S
+        for process in clients:
+            _wait_for(process, deadline)
+
+    def _start_client(self, group: Group, address: str, t0: float) -> subprocess.Popen[str]:
+        assert group.host is not None
+        group.settings = self._settings(group, address)
+        group.raw = self.tmp / f"group{group.index}"
+        group.launched_s = time.monotonic() - t0
+        arguments = [*group.settings.arguments(), "--out", str(group.raw)]
+        return spawn(group.host.ns, [str(probe_binary()), "tcp", *arguments], cpu=KERNEL_CPU)
+
+    def _settings(self, group: Group, address: str) -> TcpSettings:
+        flow = group.first
+        end_ns = flow["stop_ns"] if flow["stop_ns"] is not None else self.duration_ns
+        window, size = flow["window_pkts"], flow["size_bytes"]
+        pacing = flow["pacing_rate_bps"]
+        return TcpSettings(
+            server=address,
+            secret_file=str(self.secret),
+            streams=len(group.flows),
+            cc=flow["cc"]["name"],
+            window=None if window is None else f"{window * flow['mss_bytes']}B",
+            mss=flow["mss_bytes"],
+            pacing=None if pacing is None else f"{pacing}bps",
+            duration=None if size else f"{(end_ns - flow['start_ns']) // 10**6}ms",
+            bytes=None if size is None else f"{size * len(group.flows)}B",
+            reverse=flow["reverse"],
+            sample_interval=f"{self.interval_ns // 10**6}ms",
+        )
+
+    # The result
+
+    def _result(
+        self,
+        stats: dict[str, Any],
+        samples: pd.DataFrame,
+        kernel_drops: dict[str, int],
+        source_reports: list[dict[str, Any]],
+        asked: dict[str, str],
+        granted: dict[str, str],
+    ) -> Result:
+        probes = [(g, result_from_raw(g.raw, g.settings, 0.0)) for g in self.groups if g.raw]
+        frames, flows = _merge_flows(probes)
+        valid, reason, records = checks.verdict(
+            self._checks(stats, kernel_drops, probes, flows, asked, granted)
+        )
+        links = _links_frame(samples, reverse=self.config["reverse"]["rate_bps"] is not None)
+        bottleneck = self._link_summary(stats["forward"], links, "bottleneck")
+        summary = {
+            "backend": {
+                "name": "lab",
+                "wall_seconds": 0.0,
+                "duration_s": self.duration_ns / 1e9,
+                "valid": valid,
+                "invalid_reason": reason,
+                "details": {
+                    "checks": records,
+                    "emulator": stats,
+                    "emulator_config": self.config,
+                    "sysctls": granted,
+                    "global_sysctls_changed": self.ledger.sysctls,
+                    "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip(),
+                    "sample_interval_s": self.interval_ns / 1e9,
+                },
+            },
+            "scenario": describe(self.scenario),
+            "flows": flows,
+            "bottleneck": bottleneck,
+            "links": [bottleneck, *self._reverse_summary(stats, links)],
+            "jain_index": jain_index([f["goodput_mbps"] for f in flows]) if flows else None,
+            "sources": source_reports,
+        }
+        return Result(summary=summary, flows=frames, links=links)
+
+    def _checks(
+        self,
+        stats: dict[str, Any],
+        kernel_drops: dict[str, int],
+        probes: list[tuple[Group, Result]],
+        flows: list[dict[str, Any]],
+        asked: dict[str, str],
+        granted: dict[str, str],
+    ) -> list[checks.Check]:
+        smallest_rtt_ns = min(g.first["rtt_ns"] for g in self.groups)
+        found: list[checks.Check | None] = [checks.own_drops(stats, kernel_drops)]
+        for name, loss in (("forward", self.link["loss"]), ("reverse", self.link["reverse_loss"])):
+            direction = stats[name]
+            found.append(checks.rate(direction, self.config[name]["rate_bps"], name))
+            found += checks.delays(direction, name)
+            found.append(checks.lateness(direction, smallest_rtt_ns, name))
+            found.append(checks.random_loss(direction, loss, name))
+        if not self.cbr and not any(f["reverse"] for f in self.resolved["flows"]):
+            retransmitted = sum(f["retransmits"] or 0 for f in flows)
+            found.append(checks.retransmits(stats["forward"], retransmitted))
+        frames = [result.flows for _, result in probes]
+        found.append(checks.reordering(_last_total(frames, "reord_seen")))
+        found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
+        return [check for check in found if check is not None]
+
+    def _asked_sockets(self) -> dict[str, Any]:
+        asked = {}
+        for group in self.groups:
+            for stream in range(len(group.flows)):
+                asked[f"flow group {group.index} stream {stream} cc"] = group.first["cc"]["name"]
+                asked[f"flow group {group.index} stream {stream} mss"] = group.first["mss_bytes"]
+        return asked
+
+    def _link_summary(
+        self, direction: dict[str, Any], links: pd.DataFrame, name: str
+    ) -> dict[str, Any]:
+        own = links[links["link"] == name]
+        rate_bps = self.link["rate_bps"]
+        queue_pkts = self.link["queue_pkts"]
+        largest = max(h.mtu_bytes for h in self.topology.left_hosts)
+        return {
+            "name": name,
+            "utilization": direction["sent_bytes"] * 8 / (rate_bps * self.duration_ns / 1e9),
+            "drops": direction["queue_drops"] + direction["aqm_drops"] + direction["random_drops"],
+            "queue_drops": direction["queue_drops"],
+            "random_drops": direction["random_drops"],
+            "aqm_drops": direction["aqm_drops"],
+            "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
+            "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
+            "tx_bytes": direction["sent_bytes"],
+        }
+
+    def _reverse_summary(self, stats: dict[str, Any], links: pd.DataFrame) -> list[dict]:
+        if self.config["reverse"]["rate_bps"] is None:
+            return []
+        return [self._link_summary(stats["reverse"], links, "bottleneck:reverse")]
+
+
+def _merge_flows(probes: list[tuple[Group, Result]]) -> tuple[pd.DataFrame, list[dict]]:
+    """The groups' streams as one numbering of flows on the run's clock."""
+    frames, flows = [], []
+    for group, probe in probes:
+        offset = len(flows)
+        frame = probe.flows.copy()
+        frame["flow"] += offset
+        frame["t_s"] += group.launched_s
+        frames.append(frame)
+        for stream in probe.summary["flows"]:
+            flows.append(
+                stream
+                | {
+                    "id": offset + stream["id"],
+                    "group": group.index,
+                    "rtt_ms": group.first["rtt_ns"] / 1e6,
+                    "min_rtt_ms": stream["rtt_ms"],
+                    "start_s": stream["start_s"] + group.launched_s,
+                    "end_s": stream["end_s"] + group.launched_s,
+                }
+            )
+    if not frames:
+        return pd.DataFrame(columns=list(FLOW_COLUMNS)), flows
+    return pd.concat(frames, ignore_index=True), flows
+
+
+def _sockets(probes: list[tuple[Group, Result]]) -> dict[str, Any]:
+    """What each socket got: its algorithm (from the sending end) and its MSS."""
+    got = {}
+    for group, probe in probes:
+        details = probe.summary["backend"]["details"]
+        granted = details["server_granted"] if details["reverse"] else details["granted"]
+        for stream, socket in enumerate(granted):
+            got[f"flow group {group.index} stream {stream} cc"] = socket.get("cc")
+        last = probe.flows.groupby("flow")["snd_mss_bytes"].last()
+        for stream, mss in last.items():
+            got[f"flow group {group.index} stream {stream} mss"] = int(mss)
+    return got
+
+
+def _last_total(frames: list[pd.DataFrame], column: str) -> int | None:
+    if not frames or any(column not in frame for frame in frames):
+        return None
+    return int(sum(frame.groupby("flow")[column].last().sum() for frame in frames))
+
+
+def _links_frame(samples: pd.DataFrame, reverse: bool) -> pd.DataFrame:
+    kept = samples if reverse else samples[samples["direction"] == "forward"]
+    names = {"forward": "bottleneck", "reverse": "bottleneck:reverse"}
+    return pd.DataFrame(
+        {
+            "t_s": kept["t_ns"] / 1e9,
+            "link": kept["direction"].map(names),
+            "queue_pkts": kept["queue_pkts"].astype(float),
+            "drops": kept["drops"].astype("uint64"),
+            "tx_bytes": kept["sent_bytes"].astype("uint64"),
+            "queue_bytes": kept["queue_bytes"].astype(float),
+        }
+    ).reset_index(drop=True)
+
+
+def _groups(resolved: dict[str, Any]) -> list[Group]:
+    groups: dict[int, Group] = {}
+    for flow in resolved["flows"]:
+        groups.setdefault(flow["group"], Group(flow["group"], [])).flows.append(flow)
+    return list(groups.values())
+
+
+def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
+    """Per-namespace settings: a new namespace defaults to bbr, keeps ssthresh between
+    connections and caps buffers at 4 MB; none of that is what a scenario means."""
+    return {
+        "net.ipv4.tcp_congestion_control": flow["cc"]["name"],
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_sack": "1" if flow["sack"] else "0",
+        "net.ipv4.tcp_wmem": f"4096 16384 {buffer_bytes}",
+        "net.ipv4.tcp_rmem": f"4096 131072 {buffer_bytes}",
+        # Linux's default; 0 acknowledges every segment while a hole is open.
+        "net.ipv4.tcp_comp_sack_nr": "44" if flow["sack_compression"] else "0",
+    }
+
+
+def _buffer_bytes(groups: list[Group], link: dict[str, Any]) -> int:
+    """Room for four times the largest path (BDP plus queue), and at least 16 MB: the
+    buffers must never be what limits a flow the scenario did not limit."""
+    largest_rtt_ns = max(g.first["rtt_ns"] for g in groups)
+    queue_bytes = link["queue_bytes"] or (link["queue_pkts"] or 0) * 9000
+    path_bytes = link["rate_bps"] * largest_rtt_ns // 8 // 10**9 + queue_bytes
+    return max(16 << 20, 4 * path_bytes)
+
+
+def _route(host: Host, destination: str, flow: dict[str, Any]) -> None:
+    """initcwnd and rto_min are per route in Linux (ip-route(8))."""
+    rto_ms = max(1, flow["min_rto_ns"] // 10**6)
+    ns_sh(host.ns, "ip", "route", "replace", destination, "dev", host.dev,
+          "initcwnd", str(flow["initial_cwnd_pkts"]), "rto_min", f"{rto_ms}ms")  # fmt: skip
+
+
+def _wait_until(deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
+def _wait_for(process: subprocess.Popen[str], deadline: float) -> None:
+    try:
+        _, errors = process.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        stop(process)
+        raise LabError("a lab process did not finish in time") from None
+    if process.returncode:
+        said = (errors or "").strip().splitlines()
+        raise LabError(f"a lab process failed: {said[-1] if said else process.returncode}")

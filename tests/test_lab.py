@@ -1,0 +1,136 @@
+"""The lab backend: real kernel TCP in namespaces this test makes, behind the emulator.
+
+Each run is real time (≤ 60 s) and cleaned up by the lab itself; a test that kills a run
+checks that nothing outlives it. Traffic stays inside the lab's namespaces.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcpeval import backends
+from tcpeval.lab import clean, emulator
+from tcpeval.lab.ledger import NAME_PREFIX
+from tcpeval.scenario import ScenarioError, parse_scenario
+
+LAB = backends.get("lab")
+BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
+
+
+def scenario(**changes: object) -> dict:
+    base = {
+        "name": "lab-test",
+        "duration": "12s",
+        "bottleneck": {"rate": "100Mbps", "queue": "100%bdp"},
+        "flow": [{"cc": "cubic", "rtt": "40ms"}],
+    }
+    return base | changes
+
+
+def run(data: dict):
+    return backends.run(parse_scenario(data), LAB)
+
+
+def checks_of(result) -> dict[str, dict]:
+    return {check["name"]: check for check in result.summary["backend"]["details"]["checks"]}
+
+
+def lab_namespaces() -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.startswith(NAME_PREFIX)]
+
+
+def test_this_machine_offers_what_the_lab_needs():
+    """Prints what the kernel offers; the lab needs reno and cubic and the emulator."""
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    print("congestion controls:", available.strip())
+    print("cpus:", os.cpu_count(), "netdev_max_backlog:", BACKLOG.read_text().strip())
+    assert {"reno", "cubic"} <= set(available.split())
+    assert LAB.available() is None, LAB.available()
+
+
+def test_refuses_what_it_cannot_do_by_name():
+    refused = parse_scenario(scenario(flow=[{"cc": "cubic", "rtt": "40ms", "delayed_ack": False}]))
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.delayed_ack.*backend 'lab'"):
+        backends.check(LAB, refused)
+    unknown = parse_scenario(scenario(flow=[{"cc": "vegas", "rtt": "40ms"}]))
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.cc.*vegas.*reno"):
+        backends.check(LAB, unknown)
+
+
+def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
+    result = run(scenario())
+    summary = result.summary
+    assert summary["backend"]["valid"], summary["backend"]["invalid_reason"]
+    assert summary["bottleneck"]["utilization"] >= 0.9
+    flow = summary["flows"][0]
+    assert flow["cc"] == "cubic"
+    assert 40 <= flow["min_rtt_ms"] <= 41
+    assert len(result.flows) > 500
+    assert len(result.links) > 500
+    assert not lab_namespaces()
+
+
+def test_two_reno_flows_share_the_link():
+    result = run(scenario(duration="30s", flow=[{"cc": "reno", "rtt": "40ms", "count": 2}]))
+    summary = result.summary
+    assert summary["backend"]["valid"], summary["backend"]["invalid_reason"]
+    assert summary["jain_index"] >= 0.9
+    assert [f["cc"] for f in summary["flows"]] == ["reno", "reno"]
+
+
+def test_random_loss_is_measured_within_its_interval():
+    data = scenario(bottleneck={"rate": "100Mbps", "queue": "100%bdp", "loss": 0.001})
+    result = run(data)
+    check = checks_of(result)["forward random loss"]
+    assert check["ok"], check
+    assert result.summary["bottleneck"]["random_drops"] > 0
+
+
+def test_an_emulator_that_misses_its_rate_voids_the_run(monkeypatch):
+    """The self-check against a deliberately broken emulator: 5% slower than asked."""
+    configure = emulator.config
+
+    def slow(link, *args, **kwargs):
+        made = configure(link, *args, **kwargs)
+        made["forward"]["rate_bps"] = int(link["rate_bps"] * 0.95)
+        return made
+
+    monkeypatch.setattr(emulator, "config", slow)
+    result = run(scenario(duration="8s"))
+    backend = result.summary["backend"]
+    assert not backend["valid"]
+    assert "forward rate" in backend["invalid_reason"]
+
+
+def test_a_killed_run_leaves_nothing_behind(tmp_path):
+    """SIGKILL the Python running a lab run: its processes die with it, and the next lab
+    command removes its namespaces and restores what it changed."""
+    path = tmp_path / "s.toml"
+    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
+                    '[[flow]]\ncc = "cubic"\nrtt = "40ms"\n')  # fmt: skip
+    tcpeval = Path(sys.executable).with_name("tcpeval")
+    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
+    backlog = BACKLOG.read_text()
+    run_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while len(lab_namespaces()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)  # traffic flowing
+    assert lab_namespaces(), "the run never started"
+    os.kill(run_process.pid, signal.SIGKILL)
+    run_process.wait()
+    time.sleep(1)
+    survivors = subprocess.run(["pgrep", "-f", "tcpeval-(lab|probe)"], capture_output=True)
+    assert survivors.stdout == b"", survivors.stdout
+    removed = clean()
+    assert removed
+    assert not lab_namespaces()
+    assert BACKLOG.read_text() == backlog
