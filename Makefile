@@ -54,10 +54,10 @@ $(VENV)/requirements.txt: pyproject.toml
 	mv $@.tmp $@
 
 # The Rust core built in release and the package installed (editable: Python edits need no rebuild).
-# The probe endpoint is a binary of its own (no Python inside); copied next to `tcpeval` so the
-# Python driver finds it (python/tcpeval/probe/binary.py).
+# The probe endpoint and the lab's emulator are binaries of their own (no Python inside); copied
+# next to `tcpeval` so the Python drivers find them (python/tcpeval/probe/binary.py).
 $(VENV)/.core: $(VENV)/requirements.txt $(RUST_SOURCES)
 	$(BIN)/maturin develop --release
-	cargo build --release -p tcpeval-probe
-	cp target/release/tcpeval-probe $(BIN)/tcpeval-probe
+	cargo build --release -p tcpeval-probe -p tcpeval-lab
+	cp target/release/tcpeval-probe target/release/tcpeval-lab $(BIN)/
 	touch $@

@@ -2,10 +2,10 @@
 the emulated bottleneck, measured with the probe's TCP_INFO sampler, judged by the emulator's
 self-check, returned in the result shape every backend shares.
 
-Each [[flow]] group is one `tcpeval-probe tcp` client (its `count` streams) in the group's own
-namespace, started at the group's `start`; one probe server in the receiver namespace takes
-them all. Every process is started from this thread: the kernel kills a child when the
-thread that started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
+Each flow is one `tcpeval-probe tcp` client in its group's namespace, started at the flow's
+own start (jitter included); one probe server in the receiver namespace takes them all.
+Every process is started from this thread: the kernel kills a child when the thread that
+started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
 """
 
 from __future__ import annotations
@@ -46,18 +46,27 @@ LOCK_WAIT_S = 3600
 
 @dataclass
 class Group:
-    """One [[flow]] table as the lab runs it."""
+    """One [[flow]] table as the lab runs it: a namespace of its own."""
 
     index: int
     flows: list[dict[str, Any]]
-    settings: TcpSettings | None = None
     host: Host | None = None
-    launched_s: float = 0.0
-    raw: Path | None = None
 
     @property
     def first(self) -> dict[str, Any]:
         return self.flows[0]
+
+
+@dataclass
+class LabFlow:
+    """One flow: one probe client, its raw output, and when it was started."""
+
+    id: int
+    group: Group
+    spec: dict[str, Any]
+    settings: TcpSettings | None = None
+    raw: Path | None = None
+    launched_s: float = 0.0
 
 
 def run_lab(scenario: Scenario) -> Result:
@@ -85,6 +94,10 @@ class LabRun:
         self.duration_ns = self.resolved["duration_ns"]
         self.interval_ns = min(SAMPLE_INTERVAL_NS, self.resolved["sample_interval_ns"])
         self.groups = _groups(self.resolved)
+        self.flows = [
+            LabFlow(index, self.groups[spec["group"]], spec)
+            for index, spec in enumerate(self.resolved["flows"])
+        ]
         self.cbr = sources.plan(self.resolved["sources"], self.duration_ns)
         self.secret = secret_file(tmp)
 
@@ -161,7 +174,7 @@ class LabRun:
         limit_s = self.duration_ns // 10**9 + END_MARGIN_S
         command = [
             str(probe_binary()), "serve", "--listen", f"{RECEIVER_IP}:0", "--secret-file",
-            str(self.secret), "--max-clients", str(len(self.groups) + 1),
+            str(self.secret), "--max-clients", str(len(self.flows) + 1),
             "--max-duration-s", str(limit_s),
         ]  # fmt: skip
         process = spawn(self.topology.receiver.ns, command, cpu=KERNEL_CPU)
@@ -174,10 +187,10 @@ class LabRun:
     # Traffic
 
     def _launch_all(self, address: str, t0: float) -> None:
-        """Starts each group's client and each source at its start time, in start order,
+        """Starts each flow's client and each source at its start time, in start order,
         then waits for them all."""
-        starts: list[tuple[int, Group | sources.Source]] = [
-            (g.first["start_ns"], g) for g in self.groups
+        starts: list[tuple[int, LabFlow | sources.Source]] = [
+            (f.spec["start_ns"], f) for f in self.flows
         ]
         starts += [(s.start_ns, s) for s in self.cbr]
         clients = []
@@ -191,30 +204,28 @@ class LabRun:
         for process in clients:
             _wait_for(process, deadline)
 
-    def _start_client(self, group: Group, address: str, t0: float) -> subprocess.Popen[str]:
-        assert group.host is not None
-        group.settings = self._settings(group, address)
-        group.raw = self.tmp / f"group{group.index}"
-        group.launched_s = time.monotonic() - t0
-        arguments = [*group.settings.arguments(), "--out", str(group.raw)]
-        return spawn(group.host.ns, [str(probe_binary()), "tcp", *arguments], cpu=KERNEL_CPU)
+    def _start_client(self, flow: LabFlow, address: str, t0: float) -> subprocess.Popen[str]:
+        host = flow.group.host
+        assert host is not None
+        flow.settings = self._settings(flow.spec, address)
+        flow.raw = self.tmp / f"flow{flow.id}"
+        flow.launched_s = time.monotonic() - t0
+        arguments = [*flow.settings.arguments(), "--out", str(flow.raw)]
+        return spawn(host.ns, [str(probe_binary()), "tcp", *arguments], cpu=KERNEL_CPU)
 
-    def _settings(self, group: Group, address: str) -> TcpSettings:
-        flow = group.first
-        end_ns = flow["stop_ns"] if flow["stop_ns"] is not None else self.duration_ns
-        window, size = flow["window_pkts"], flow["size_bytes"]
-        pacing = flow["pacing_rate_bps"]
+    def _settings(self, spec: dict[str, Any], address: str) -> TcpSettings:
+        end_ns = spec["stop_ns"] if spec["stop_ns"] is not None else self.duration_ns
+        window, size, pacing = spec["window_pkts"], spec["size_bytes"], spec["pacing_rate_bps"]
         return TcpSettings(
             server=address,
             secret_file=str(self.secret),
-            streams=len(group.flows),
-            cc=flow["cc"]["name"],
-            window=None if window is None else f"{window * flow['mss_bytes']}B",
-            mss=flow["mss_bytes"],
+            cc=spec["cc"]["name"],
+            window=None if window is None else f"{window * spec['mss_bytes']}B",
+            mss=spec["mss_bytes"],
             pacing=None if pacing is None else f"{pacing}bps",
-            duration=None if size else f"{(end_ns - flow['start_ns']) // 10**6}ms",
-            bytes=None if size is None else f"{size * len(group.flows)}B",
-            reverse=flow["reverse"],
+            duration=None if size else f"{(end_ns - spec['start_ns']) // 10**6}ms",
+            bytes=None if size is None else f"{size}B",
+            reverse=spec["reverse"],
             sample_interval=f"{self.interval_ns // 10**6}ms",
         )
 
@@ -229,7 +240,7 @@ class LabRun:
         asked: dict[str, str],
         granted: dict[str, str],
     ) -> Result:
-        probes = [(g, result_from_raw(g.raw, g.settings, 0.0)) for g in self.groups if g.raw]
+        probes = [(f, result_from_raw(f.raw, f.settings, 0.0)) for f in self.flows if f.raw]
         frames, flows = _merge_flows(probes)
         valid, reason, records = checks.verdict(
             self._checks(stats, kernel_drops, probes, flows, asked, granted)
@@ -266,7 +277,7 @@ class LabRun:
         self,
         stats: dict[str, Any],
         kernel_drops: dict[str, int],
-        probes: list[tuple[Group, Result]],
+        probes: list[tuple[LabFlow, Result]],
         flows: list[dict[str, Any]],
         asked: dict[str, str],
         granted: dict[str, str],
@@ -289,10 +300,9 @@ class LabRun:
 
     def _asked_sockets(self) -> dict[str, Any]:
         asked = {}
-        for group in self.groups:
-            for stream in range(len(group.flows)):
-                asked[f"flow group {group.index} stream {stream} cc"] = group.first["cc"]["name"]
-                asked[f"flow group {group.index} stream {stream} mss"] = group.first["mss_bytes"]
+        for flow in self.flows:
+            asked[f"flow {flow.id} cc"] = flow.spec["cc"]["name"]
+            asked[f"flow {flow.id} mss"] = flow.spec["mss_bytes"]
         return asked
 
     def _link_summary(
@@ -320,43 +330,40 @@ class LabRun:
         return [self._link_summary(stats["reverse"], links, "bottleneck:reverse")]
 
 
-def _merge_flows(probes: list[tuple[Group, Result]]) -> tuple[pd.DataFrame, list[dict]]:
-    """The groups' streams as one numbering of flows on the run's clock."""
+def _merge_flows(probes: list[tuple[LabFlow, Result]]) -> tuple[pd.DataFrame, list[dict]]:
+    """Each flow's stream, numbered as the scenario numbers flows, on the run's clock."""
     frames, flows = [], []
-    for group, probe in probes:
-        offset = len(flows)
+    for flow, probe in probes:
         frame = probe.flows.copy()
-        frame["flow"] += offset
-        frame["t_s"] += group.launched_s
+        frame["flow"] = flow.id
+        frame["t_s"] += flow.launched_s
         frames.append(frame)
-        for stream in probe.summary["flows"]:
-            flows.append(
-                stream
-                | {
-                    "id": offset + stream["id"],
-                    "group": group.index,
-                    "rtt_ms": group.first["rtt_ns"] / 1e6,
-                    "min_rtt_ms": stream["rtt_ms"],
-                    "start_s": stream["start_s"] + group.launched_s,
-                    "end_s": stream["end_s"] + group.launched_s,
-                }
-            )
+        (stream,) = probe.summary["flows"]
+        flows.append(
+            stream
+            | {
+                "id": flow.id,
+                "group": flow.group.index,
+                "rtt_ms": flow.spec["rtt_ns"] / 1e6,
+                "min_rtt_ms": stream["rtt_ms"],
+                "start_s": stream["start_s"] + flow.launched_s,
+                "end_s": stream["end_s"] + flow.launched_s,
+            }
+        )
     if not frames:
         return pd.DataFrame(columns=list(FLOW_COLUMNS)), flows
     return pd.concat(frames, ignore_index=True), flows
 
 
-def _sockets(probes: list[tuple[Group, Result]]) -> dict[str, Any]:
+def _sockets(probes: list[tuple[LabFlow, Result]]) -> dict[str, Any]:
     """What each socket got: its algorithm (from the sending end) and its MSS."""
     got = {}
-    for group, probe in probes:
+    for flow, probe in probes:
         details = probe.summary["backend"]["details"]
-        granted = details["server_granted"] if details["reverse"] else details["granted"]
-        for stream, socket in enumerate(granted):
-            got[f"flow group {group.index} stream {stream} cc"] = socket.get("cc")
-        last = probe.flows.groupby("flow")["snd_mss_bytes"].last()
-        for stream, mss in last.items():
-            got[f"flow group {group.index} stream {stream} mss"] = int(mss)
+        (granted,) = details["server_granted"] if details["reverse"] else details["granted"]
+        got[f"flow {flow.id} cc"] = granted.get("cc")
+        if len(probe.flows):
+            got[f"flow {flow.id} mss"] = int(probe.flows["snd_mss_bytes"].iloc[-1])
     return got
 
 
