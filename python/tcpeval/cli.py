@@ -18,8 +18,8 @@ from rich.table import Table
 from tcpeval import backends
 from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
-from tcpeval.layout import SUMMARY_FILE
 from tcpeval.lab.cli import lab_app
+from tcpeval.layout import SUMMARY_FILE
 from tcpeval.probe.cli import probe_app
 from tcpeval.report.dataset import ReportError
 from tcpeval.report.html import write_report

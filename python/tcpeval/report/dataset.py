@@ -48,6 +48,8 @@ class Section:
     description: str = ""
     test: str | None = None
     """The suite test this sweep ran, which rules name; None for a plain sweep."""
+    invalid: dict[str, str] = field(default_factory=dict)
+    """Runs their backend voided (the lab's self-check), by run id → why; not in `frame`."""
 
     def run_dir(self, run_id: str) -> Path:
         return self.path / RUNS_DIR / run_id
@@ -126,9 +128,13 @@ def _sweep_dirs(directory: Path, tests: dict[str, Any]) -> list[Path]:
 
 def _section(path: Path, test: dict[str, Any] | None) -> Section | None:
     """One sweep directory as a Section, with its measures when a suite took them; None when
-    no run of it succeeded."""
+    no run of it succeeded. Runs their backend voided are counted, not shown."""
     frame = tcpeval.load(path)
     if not isinstance(frame, pd.DataFrame) or frame.empty:
+        return None
+    invalid = _invalid_runs(frame)
+    frame = frame[~frame["run_id"].isin(invalid)]
+    if frame.empty:
         return None
     grid_axes = list(_read_toml(path / GRID_FILE).get("axes", {}))
     stack_axis = _stack_axis(grid_axes, test)
@@ -139,7 +145,16 @@ def _section(path: Path, test: dict[str, Any] | None) -> Section | None:
         frame = with_measures(frame.assign(test=name), path / MEASURES_FILE)
     axes = [a for a in grid_axes if a != stack_axis]
     description = "" if test is None else str(test.get("description", ""))
-    return Section(name, path, frame, axes, description, None if test is None else name)
+    test_name = None if test is None else name
+    return Section(name, path, frame, axes, description, test_name, invalid)
+
+
+def _invalid_runs(frame: pd.DataFrame) -> dict[str, str]:
+    if "valid" not in frame:
+        return {}
+    voided = frame[frame["valid"] == False]  # noqa: E712 (a column, not a bool)
+    reasons = voided.get("invalid_reason", pd.Series("", index=voided.index)).fillna("")
+    return dict(zip(voided["run_id"], reasons, strict=True))
 
 
 def _stack_axis(axes: Sequence[str], test: dict[str, Any] | None) -> str | None:

@@ -59,14 +59,18 @@ def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool, backen
 
 
 def write_measures(test_dir: Path, test: SuiteTest) -> pd.DataFrame:
-    """Take the test's measure from every complete run; write and return the table."""
+    """Take the test's measure from every complete run its backend did not void; write and
+    return the table."""
     measure = MEASURES[test.measure]
     rows = []
     for run_dir in sorted((test_dir / "runs").iterdir()):
         if not (run_dir / "summary.json").exists():
             continue  # a failed run: error.json says why
         params = json.loads((run_dir / "params.json").read_text())
-        values = measure(load_result(run_dir))
+        result = load_result(run_dir)
+        if not result.summary["backend"].get("valid", True):
+            continue  # counted and shown by the report (report/dataset.py)
+        values = measure(result)
         rows.append({"run_id": params["run_id"], **values})
     table = pd.DataFrame(rows)
     publish_file(test_dir / MEASURES_FILE, table)

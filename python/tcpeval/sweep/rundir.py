@@ -82,12 +82,14 @@ def one_line(error: BaseException) -> str:
 
 def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
     """`summary.parquet`: one row per flow, its fields plus `run_id`, `backend`, `valid`,
-    `bottleneck_*` (when the backend knows the bottleneck), `jain_index` and `wall_seconds`."""
+    `invalid_reason`, `bottleneck_*` (when the backend knows the bottleneck), `jain_index`
+    and `wall_seconds`."""
     table = pd.DataFrame(summary["flows"])
     table.insert(0, "run_id", run_id)
     backend = summary["backend"]
     table.insert(1, "backend", backend["name"])
     table["valid"] = backend.get("valid", True)
+    table["invalid_reason"] = backend.get("invalid_reason")
     for key, value in (summary["bottleneck"] or {}).items():
         table[f"bottleneck_{key}"] = value
     table["jain_index"] = summary["jain_index"]

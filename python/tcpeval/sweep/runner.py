@@ -65,9 +65,9 @@ def sweep(
     On `backend` (a name or the object; default: the grid's `backend`, else the simulator),
     in `jobs` local processes (default: one per CPU, and never more than the backend's
     `runs_per_host`), or on the Dask scheduler at `scheduler` ("local" starts a LocalCluster
-    of `jobs` workers; on a remote cluster each host's lab lock keeps its runs one at a time). Raises ScenarioError, before anything
-    runs, if a grid point is invalid or the backend cannot run it, or if `out` holds a sweep
-    of another grid or backend.
+    of `jobs` workers; on a remote cluster each host's lab lock keeps its runs one at a time).
+    Raises ScenarioError, before anything runs, if a grid point is invalid or the backend
+    cannot run it, or if `out` holds a sweep of another grid or backend.
     """
     started = time.perf_counter()
     jobs = jobs or os.cpu_count() or 1
