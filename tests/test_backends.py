@@ -31,6 +31,7 @@ class Halved:
     name = "halved"
     description = "the model, halved (a test)"
     runs_per_host = None
+    real_time = False
 
     def available(self) -> str | None:
         return None

@@ -43,6 +43,7 @@ class Lab:
     name = "lab"
     description = "real kernel TCP in network namespaces behind a self-checking emulator"
     runs_per_host = 1
+    real_time = True
 
     def available(self) -> str | None:
         if os.geteuid() != 0:

@@ -59,6 +59,7 @@ class Probe:
     name = "probe"
     description = f"real kernel TCP to a `tcpeval probe serve` at ${SERVER}"
     runs_per_host = 1
+    real_time = True
 
     def available(self) -> str | None:
         if not os.environ.get(SERVER) or not os.environ.get(SECRET_FILE):

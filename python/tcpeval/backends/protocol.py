@@ -37,6 +37,9 @@ class Backend(Protocol):
     # How many runs one host may hold at once; None: as many as it has CPUs. Real traffic
     # says 1: two runs would share the CPUs and the path, and measure each other.
     runs_per_host: int | None
+    # Whether a run takes the scenario's duration in wall-clock time (suites then take their
+    # `realtime` grid with --quick).
+    real_time: bool
 
     def available(self) -> str | None:
         """None when the backend can run here, else why not ("needs root")."""

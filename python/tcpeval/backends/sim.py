@@ -26,6 +26,7 @@ class Simulator:
     name = "sim"
     description = "the packet-level simulator (crates/sim): every key, every algorithm"
     runs_per_host = None
+    real_time = False
 
     def available(self) -> str | None:
         return None

@@ -40,6 +40,9 @@ class SuiteTest(_Strict):
     axes: dict[str, list[Any]]
     repeats: int | None = Field(default=None, ge=1, description="Default: the suite's.")
     quick: QuickVariant = Field(default_factory=QuickVariant)
+    realtime: QuickVariant | None = Field(
+        default=None, description="The --quick grid on a real-time backend (the lab)."
+    )
 
     @model_validator(mode="after")
     def _known_measure(self) -> SuiteTest:
@@ -81,16 +84,20 @@ def load_suite(name: str) -> Suite:
         raise ScenarioError(f"suites/{name}.toml", name, str(e).splitlines()[-1].strip()) from e
 
 
-def grid_of(test: SuiteTest, suite: Suite, stacks: list[str], quick: bool) -> dict[str, Any]:
+def grid_of(
+    test: SuiteTest, suite: Suite, stacks: list[str], quick: bool, real_time: bool = False
+) -> dict[str, Any]:
     """The grid (docs/sweeps.md) of one test for the stacks compared: the stack is one more
-    axis, at the test's `stack` path; `quick` takes the reduced variant."""
+    axis, at the test's `stack` path; `quick` takes the reduced variant, the `realtime` one
+    on a backend that runs in wall-clock time."""
     base = copy.deepcopy(test.base)
     axes = dict(test.axes)
     repeats = test.repeats or suite.repeats
     if quick:
-        for path, value in test.quick.set.items():
+        variant = (test.realtime if real_time else None) or test.quick
+        for path, value in variant.set.items():
             set_field(base, path, value)
-        axes.update(test.quick.axes)
-        repeats = test.quick.repeats
+        axes.update(variant.axes)
+        repeats = variant.repeats
     axes[test.stack] = list(stacks)
     return {"repeats": repeats, "base": base, "axes": axes}

@@ -45,7 +45,7 @@ def run_suite(
     _record(out, suite, cc, baseline, quick, chosen.name)
     for test in suite.test:
         test_dir = out / test.name
-        grid = grid_of(test, suite, stacks, quick)
+        grid = grid_of(test, suite, stacks, quick, chosen.real_time)
         sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen)
         write_measures(test_dir, test)
     return write_report(out, baseline=baseline)

@@ -37,6 +37,7 @@ REFUSED = {
 class Models:
     name = "model"
     runs_per_host = None
+    real_time = False
     description = (
         f"analytical models: response functions ({', '.join(RESPONSE)}), window and rate "
         "limits, drop-tail link shares; other stacks only where a limit of their own binds"
