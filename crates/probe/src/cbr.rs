@@ -121,6 +121,7 @@ pub struct CbrReport {
     pub duration_ns: u64,
     /// IP packets' bits sent over `duration_ns`.
     pub achieved_rate_bps: f64,
+    pub warnings: Vec<String>,
 }
 
 fn validate_cbr(options: &CbrOptions) -> Result<()> {
@@ -178,8 +179,30 @@ pub fn run_sender(options: &CbrOptions, interrupted: &AtomicBool) -> Result<CbrR
         report.sent_pkts * (u64::from(options.size_bytes) + overhead),
         report.duration_ns,
     );
+    report.warnings = shortfall_warnings(&report);
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
     report::write_json_file(&options.out, &report)?;
     Ok(report)
+}
+
+/// Why the rate fell short, so a background load that was lighter than asked is noticed.
+fn shortfall_warnings(report: &CbrReport) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if report.skipped_slots > 0 {
+        warnings.push(format!(
+            "{} slots skipped: this host could not send fast enough (achieved {:.0} of {} b/s)",
+            report.skipped_slots, report.achieved_rate_bps, report.asked_rate_bps
+        ));
+    }
+    if report.send_errors > 0 {
+        warnings.push(format!(
+            "{} datagrams could not be sent (local buffer full or the sink unreachable)",
+            report.send_errors
+        ));
+    }
+    warnings
 }
 
 /// Sends slot by slot on absolute deadlines until the duration is up, then waits out the rest
