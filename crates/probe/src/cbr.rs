@@ -30,7 +30,7 @@ const MAX_BURST_PKTS: u64 = 4;
 const REORDER_WINDOW_PKTS: u64 = 1 << 16;
 /// Thirty days: long enough for any background load, short enough that no deadline overflows.
 const MAX_DURATION: Duration = Duration::from_secs(30 * 86_400);
-/// How often a waiting sink looks at its deadline and at Ctrl-C / SIGTERM.
+/// How often a waiting sender or sink looks at its deadline and at Ctrl-C / SIGTERM.
 const POLL: Duration = Duration::from_millis(20);
 
 /// UDP header plus the IP header of the address family: what a payload rides in on the path.
@@ -221,7 +221,12 @@ fn send_paced(
     let start_unix_ns = unix_ns();
     let mut next = 0;
     while !interrupted.load(Ordering::Relaxed) && schedule.offset_ns(next) < end_ns {
-        udp::wait_until(start + Duration::from_nanos(schedule.offset_ns(next)));
+        if !wait(
+            start + Duration::from_nanos(schedule.offset_ns(next)),
+            interrupted,
+        ) {
+            break;
+        }
         let elapsed_ns = start.elapsed().as_nanos() as u64;
         let slot = schedule.catch_up(next, elapsed_ns);
         if schedule.offset_ns(slot) >= end_ns {
@@ -242,10 +247,21 @@ fn send_paced(
             Err(_) => report.send_errors += 1,
         }
     }
-    if !interrupted.load(Ordering::Relaxed) {
-        udp::wait_until(start + options.duration);
-    }
+    wait(start + options.duration, interrupted);
     report.duration_ns = start.elapsed().as_nanos() as u64;
+}
+
+/// Waits for `deadline` unless interrupted first (at low rates a slot can be minutes away);
+/// false if interrupted.
+fn wait(deadline: Instant, interrupted: &AtomicBool) -> bool {
+    while deadline.saturating_duration_since(Instant::now()) > POLL {
+        if interrupted.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+    udp::wait_until(deadline);
+    !interrupted.load(Ordering::Relaxed)
 }
 
 /// Loss, reordering and duplicates from sequence numbers in constant memory: a bitmap of the
