@@ -4,6 +4,7 @@
 //! request), 130 interrupted (what was measured is still written).
 
 mod auth;
+mod cbr;
 mod client;
 mod datapath;
 mod error;
@@ -51,6 +52,10 @@ enum Command {
     Udp(UdpArgs),
     /// Request-response exchanges on one connection.
     Rr(RrArgs),
+    /// Constant-bit-rate UDP to a `cbr-sink` (no server, no control connection).
+    Cbr(CbrArgs),
+    /// Receive a `cbr` sender's datagrams and count them; never replies.
+    CbrSink(CbrSinkArgs),
 }
 
 #[derive(Args)]
@@ -168,11 +173,42 @@ struct RrArgs {
     cc: Option<String>,
 }
 
+#[derive(Args)]
+struct CbrArgs {
+    /// The sink as IP:PORT.
+    #[arg(long)]
+    to: SocketAddr,
+    /// Counting whole IP packets (payload + UDP/IP headers), 1000..=10000000000.
+    #[arg(long)]
+    rate_bps: u64,
+    /// UDP payload per datagram, 28..=65507.
+    #[arg(long, default_value_t = 1472)]
+    size_bytes: u32,
+    #[arg(long)]
+    duration_ms: u64,
+    /// JSON report file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct CbrSinkArgs {
+    /// IP:PORT to bind (port 0: any; the port is printed).
+    #[arg(long)]
+    listen: SocketAddr,
+    /// Stop this long after the first datagram (or at Ctrl-C / SIGTERM).
+    #[arg(long)]
+    duration_ms: u64,
+    /// JSON report file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let interrupted = Arc::new(AtomicBool::new(false));
-    // Ctrl-C stops a client's run; it still writes what it measured (exit code 130). The
-    // server keeps the default: Ctrl-C ends it.
+    // Ctrl-C or SIGTERM stops a client's run; it still writes what it measured (exit code
+    // 130). The server keeps the default: either ends it.
     if !matches!(cli.command, Command::Serve(_)) {
         let flag = Arc::clone(&interrupted);
         let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
@@ -228,6 +264,24 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
                 out: args.common.out,
             };
             rr::run(&options, interrupted).map(|_| ())
+        }
+        Command::Cbr(args) => {
+            let options = cbr::CbrOptions {
+                to: args.to,
+                rate_bps: args.rate_bps,
+                size_bytes: args.size_bytes,
+                duration: Duration::from_millis(args.duration_ms),
+                out: args.out,
+            };
+            cbr::run_sender(&options, interrupted).map(|_| ())
+        }
+        Command::CbrSink(args) => {
+            let options = cbr::SinkOptions {
+                listen: args.listen,
+                duration: Duration::from_millis(args.duration_ms),
+                out: args.out,
+            };
+            cbr::run_sink(&options, interrupted).map(|_| ())
         }
     }
 }

@@ -117,8 +117,22 @@ pub fn kernel_release() -> String {
 }
 
 pub fn write_json<T: Serialize>(dir: &Path, name: &str, value: &T) -> Result<()> {
+    write_json_file(&dir.join(name), value)
+}
+
+/// Writes `value` as JSON to the file `path`, atomically.
+pub fn write_json_file<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let name = file_name(path)?;
+    let dir = path.parent().unwrap_or(Path::new(""));
     let text = serde_json::to_string_pretty(value).expect("reports are plain data");
     write_atomically(dir, name, text.as_bytes())
+}
+
+/// The file name of an `--out FILE`: checked before a run, not after it.
+pub fn file_name(path: &Path) -> Result<&str> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| ProbeError::invalid("out", path.display(), "must name a file"))
 }
 
 pub fn write_samples(dir: &Path, name: &str, samples: &[Sample]) -> Result<()> {

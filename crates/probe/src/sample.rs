@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::sys::{self, field_end, TcpInfoReading};
 
 macro_rules! sample_struct {
-    ($($field:ident : $ty:ty),* $(,)?) => {
+    ($($(#[$doc:meta])* $field:ident : $ty:ty),* $(,)?) => {
         /// One reading of one stream's `TCP_INFO`. Units are in the names.
         #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-        pub struct Sample { $(pub $field: $ty),* }
+        pub struct Sample { $($(#[$doc])* pub $field: $ty),* }
 
         impl Sample {
             pub const CSV_HEADER: &'static str = concat!($(stringify!($field), ","),*);
@@ -67,6 +67,8 @@ sample_struct! {
     snd_wnd_bytes: Option<u32>,
     rcv_wnd_bytes: Option<u32>,
     total_rto: Option<u16>,
+    /// Reordering events the sender detected (`tcpi_reord_seen`, Linux 4.19).
+    reord_seen: Option<u32>,
 }
 
 trait CsvField {
@@ -130,6 +132,7 @@ impl Sample {
             snd_wnd_bytes: when(field_end::RCV_WND).then_some(i.snd_wnd),
             rcv_wnd_bytes: when(field_end::RCV_WND).then_some(i.rcv_wnd),
             total_rto: when(field_end::TOTAL_RTO).then_some(i.total_rto),
+            reord_seen: when(field_end::REORD_SEEN).then_some(i.reord_seen),
         }
     }
 }
@@ -206,6 +209,7 @@ fn sample_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::TcpInfo;
     use std::net::TcpListener;
 
     #[test]
@@ -221,6 +225,25 @@ mod tests {
         let columns = lines[0].split(',').count();
         assert_eq!(lines[1].split(',').count(), columns);
         assert!(lines[1].starts_with("5,2,"));
+    }
+
+    #[test]
+    fn reord_seen_is_read_only_when_the_kernel_filled_it() {
+        let mut reading = TcpInfoReading {
+            info: TcpInfo {
+                reord_seen: 3,
+                ..Default::default()
+            },
+            len_bytes: field_end::REORD_SEEN - 1,
+        };
+        assert_eq!(Sample::from_reading(0, 0, &reading).reord_seen, None);
+        reading.len_bytes = field_end::REORD_SEEN;
+        let sample = Sample::from_reading(0, 0, &reading);
+        assert_eq!(sample.reord_seen, Some(3));
+        let csv = to_csv(&[sample]);
+        let (header, row) = csv.split_once('\n').unwrap();
+        assert!(header.ends_with(",reord_seen"), "{header}");
+        assert!(row.trim_end().ends_with(",3"), "{row}");
     }
 
     #[test]

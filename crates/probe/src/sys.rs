@@ -95,6 +95,8 @@ pub mod field_end {
     pub const TOTAL_RTO: usize = offset_of!(TcpInfo, total_rto) + 2;
     pub const MIN_RTT: usize = offset_of!(TcpInfo, min_rtt_us) + 4;
     pub const BYTES_ACKED: usize = offset_of!(TcpInfo, bytes_acked) + 8;
+    /// `tcpi_reord_seen`, Linux 4.19.
+    pub const REORD_SEEN: usize = offset_of!(TcpInfo, reord_seen) + 4;
 }
 
 impl TcpInfoReading {
@@ -189,6 +191,8 @@ mod tests {
         assert_eq!(offset_of!(TcpInfo, snd_cwnd), 80);
         assert_eq!(offset_of!(TcpInfo, pacing_rate), 104);
         assert_eq!(offset_of!(TcpInfo, delivery_rate), 160);
+        assert_eq!(offset_of!(TcpInfo, reord_seen), 220);
+        assert_eq!(field_end::REORD_SEEN, 224);
         assert_eq!(offset_of!(TcpInfo, snd_wnd), 228);
         assert_eq!(size_of::<TcpInfo>(), 248);
     }
@@ -200,6 +204,12 @@ mod tests {
         let _server = listener.accept().unwrap();
         let reading = tcp_info(client.as_fd()).unwrap();
         assert!(reading.len_bytes >= field_end::BYTES_ACKED);
+        // Every kernel this runs on in CI is newer than 4.19.
+        assert!(reading.has(field_end::REORD_SEEN));
+        assert_eq!(
+            reading.info.reord_seen, 0,
+            "nothing reordered on a fresh connection"
+        );
         assert_eq!(reading.info.state, 1, "TCP_ESTABLISHED");
         assert!(reading.info.snd_cwnd >= 1);
     }

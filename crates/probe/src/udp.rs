@@ -23,10 +23,9 @@ use crate::report::{self, PeerReport, TrainReport};
 use crate::server::{self, Limits, Refusal};
 
 const MAGIC: u32 = 0x7463_7075; // "tcpu"
-const HEADER_BYTES: usize = 28;
 const GAP_BETWEEN_TRAINS: Duration = Duration::from_millis(200);
 const MAX_SPACING_NS: u64 = 1_000_000_000;
-const RECEIVE_BUFFER_BYTES: usize = 32 << 20;
+pub const RECEIVE_BUFFER_BYTES: usize = 32 << 20;
 
 /// One arrival: what the datagram said and when it came.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,22 +35,62 @@ pub struct Arrival {
     pub recv_ns: u64,
 }
 
+/// The header every probe datagram starts with: magic, session, sequence number, send time,
+/// big-endian. Each mode has its own magic, so one never counts another's datagrams.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stamp {
+    pub session: [u8; 8],
+    pub seq: u64,
+    pub send_ns: u64,
+}
+
+pub const STAMP_BYTES: usize = 28;
+
+/// Writes the stamp into the first `STAMP_BYTES` of `buf` (callers size it; at least 28).
+pub fn write_stamp(buf: &mut [u8], magic: u32, stamp: &Stamp) {
+    buf[0..4].copy_from_slice(&magic.to_be_bytes());
+    buf[4..12].copy_from_slice(&stamp.session);
+    buf[12..20].copy_from_slice(&stamp.seq.to_be_bytes());
+    buf[20..28].copy_from_slice(&stamp.send_ns.to_be_bytes());
+}
+
+/// The stamp of a datagram, or `None` if it is too short or carries another magic.
+pub fn read_stamp(buf: &[u8], magic: u32) -> Option<Stamp> {
+    if buf.len() < STAMP_BYTES || buf[0..4] != magic.to_be_bytes() {
+        return None;
+    }
+    let word = |at: usize| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&buf[at..at + 8]);
+        u64::from_be_bytes(bytes)
+    };
+    let mut session = [0u8; 8];
+    session.copy_from_slice(&buf[4..12]);
+    Some(Stamp {
+        session,
+        seq: word(12),
+        send_ns: word(20),
+    })
+}
+
+// A train's datagram carries the train in the high half of the sequence number: on the wire,
+// the train's and the datagram's big-endian u32s, as protocol version 1 has always sent them.
 fn encode(buf: &mut [u8], session: &[u8; 8], train: u32, seq: u32, send_ns: u64) {
-    buf[0..4].copy_from_slice(&MAGIC.to_be_bytes());
-    buf[4..12].copy_from_slice(session);
-    buf[12..16].copy_from_slice(&train.to_be_bytes());
-    buf[16..20].copy_from_slice(&seq.to_be_bytes());
-    buf[20..28].copy_from_slice(&send_ns.to_be_bytes());
+    let seq = u64::from(train) << 32 | u64::from(seq);
+    write_stamp(
+        buf,
+        MAGIC,
+        &Stamp {
+            session: *session,
+            seq,
+            send_ns,
+        },
+    );
 }
 
 fn decode(buf: &[u8], session: &[u8; 8]) -> Option<(u32, u32, u64)> {
-    if buf.len() < HEADER_BYTES || buf[0..4] != MAGIC.to_be_bytes() || &buf[4..12] != session {
-        return None;
-    }
-    let word = |at: usize| u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
-    let mut send = [0u8; 8];
-    send.copy_from_slice(&buf[20..28]);
-    Some((word(12), word(16), u64::from_be_bytes(send)))
+    let stamp = read_stamp(buf, MAGIC).filter(|s| &s.session == session)?;
+    Some(((stamp.seq >> 32) as u32, stamp.seq as u32, stamp.send_ns))
 }
 
 fn session_of(token: &str) -> [u8; 8] {
@@ -123,7 +162,7 @@ pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arriva
 }
 
 fn validate(request: &UdpRequest, limits: &Limits) -> std::result::Result<(), Refusal> {
-    if !(HEADER_BYTES as u32..=65_507).contains(&request.size_bytes) {
+    if !(STAMP_BYTES as u32..=65_507).contains(&request.size_bytes) {
         return Err(Refusal::new(
             "size_bytes",
             request.size_bytes,
@@ -278,17 +317,7 @@ pub fn run(options: &UdpOptions, interrupted: &AtomicBool) -> Result<UdpRunRepor
         Message::Ready { data_port, token } => (data_port, token),
         other => return Err(unexpected(other, "ready")),
     };
-    let bind: SocketAddr = if server.is_ipv4() {
-        "0.0.0.0:0"
-    } else {
-        "[::]:0"
-    }
-    .parse()
-    .expect("literal");
-    let socket = UdpSocket::bind(bind).map_err(|e| ProbeError::io("udp socket", e))?;
-    socket
-        .connect(SocketAddr::new(server.ip(), data_port))
-        .map_err(|e| ProbeError::io("udp connect", e))?;
+    let socket = connected_socket(SocketAddr::new(server.ip(), data_port))?;
     match expect(&mut control, "begin")? {
         Message::Begin {} => {}
         other => return Err(unexpected(other, "begin")),
@@ -318,6 +347,18 @@ pub fn run(options: &UdpOptions, interrupted: &AtomicBool) -> Result<UdpRunRepor
     };
     report::write_json(&options.out, "udp.json", &report)?;
     Ok(report)
+}
+
+/// A UDP socket on an ephemeral port, connected to `to` (so `send` needs no address).
+pub fn connected_socket(to: SocketAddr) -> Result<UdpSocket> {
+    let any: SocketAddr = if to.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }
+        .parse()
+        .expect("literal");
+    let socket = UdpSocket::bind(any).map_err(|e| ProbeError::io("udp socket", e))?;
+    socket
+        .connect(to)
+        .map_err(|e| ProbeError::io(format!("udp connect to {to}"), e))?;
+    Ok(socket)
 }
 
 /// Sends every train, each datagram on its own deadline (`start + seq·spacing`), so the
@@ -355,7 +396,8 @@ fn send_trains(
     errors
 }
 
-fn wait_until(deadline: Instant) {
+/// Sleeps, then spins the last stretch: a sleep alone overshoots by tens of microseconds.
+pub fn wait_until(deadline: Instant) {
     loop {
         let now = Instant::now();
         if now >= deadline {
@@ -422,5 +464,32 @@ mod tests {
         assert_eq!(decode(&buf, &session), Some((3, 42, 99)));
         assert_eq!(decode(&buf, &[8u8; 8]), None);
         assert_eq!(decode(&buf[..10], &session), None);
+    }
+
+    #[test]
+    fn train_datagrams_keep_the_version_1_layout() {
+        let mut buf = [0u8; 28];
+        encode(&mut buf, &[7u8; 8], 3, 42, 99);
+        let mut want = Vec::new();
+        want.extend(MAGIC.to_be_bytes());
+        want.extend([7u8; 8]);
+        want.extend(3u32.to_be_bytes());
+        want.extend(42u32.to_be_bytes());
+        want.extend(99u64.to_be_bytes());
+        assert_eq!(buf.as_slice(), want.as_slice());
+    }
+
+    #[test]
+    fn a_stamp_round_trips_only_under_its_own_magic() {
+        let stamp = Stamp {
+            session: [1, 2, 3, 4, 5, 6, 7, 8],
+            seq: u64::MAX - 1,
+            send_ns: 1_700_000_000_123_456_789,
+        };
+        let mut buf = [0u8; STAMP_BYTES];
+        write_stamp(&mut buf, 0x1234_5678, &stamp);
+        assert_eq!(read_stamp(&buf, 0x1234_5678), Some(stamp));
+        assert_eq!(read_stamp(&buf, MAGIC), None);
+        assert_eq!(read_stamp(&buf[..STAMP_BYTES - 1], 0x1234_5678), None);
     }
 }

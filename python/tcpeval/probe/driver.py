@@ -131,6 +131,8 @@ def flows_frame(samples: pd.DataFrame) -> pd.DataFrame:
             "total_rto": s["total_rto"].astype(float),
             "ca_state": s["ca_state"].astype(int),
             "snd_mss_bytes": s["snd_mss_bytes"].astype(int),
+            # Nullable: kernels before 4.19 do not report it, and missing is not zero.
+            "reord_seen": s["reord_seen"].astype("Int64"),
         }
     )
     assert tuple(frame.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS
