@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use socket2::SockRef;
@@ -40,12 +40,6 @@ fn ip_overhead_bytes(ip: IpAddr) -> u64 {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some(),
     };
     8 + if v4 { 20 } else { 40 }
-}
-
-fn unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 fn bits_per_s(bytes: u64, span_ns: u64) -> f64 {
@@ -218,7 +212,7 @@ fn send_paced(
     let session = auth::random_bytes::<8>();
     let end_ns = options.duration.as_nanos() as u64;
     let start = Instant::now();
-    let start_unix_ns = unix_ns();
+    let start_unix_ns = report::unix_now_ns();
     let mut next = 0;
     while !interrupted.load(Ordering::Relaxed) && schedule.offset_ns(next) < end_ns {
         if !wait(
@@ -407,7 +401,7 @@ impl Sink {
         }
         let ip_bytes = datagram.len() as u64 + ip_overhead_bytes(from);
         if self.first.is_none() {
-            self.first = Some((now, unix_ns()));
+            self.first = Some((now, report::unix_now_ns()));
             self.first_ip_bytes = ip_bytes;
         }
         self.last = Some(now);

@@ -195,7 +195,8 @@ pub(crate) struct LocalRun {
     history: History,
     final_samples: Vec<Option<Sample>>,
     interrupted: bool,
-    start: Instant,
+    /// The wall-clock time the stream and sample times count from.
+    start_unix_ns: u64,
 }
 
 pub(crate) fn run_local_streams(
@@ -205,6 +206,7 @@ pub(crate) fn run_local_streams(
     interrupted: &AtomicBool,
 ) -> LocalRun {
     let start = Instant::now();
+    let start_unix_ns = report::unix_now_ns();
     let clones = streams
         .iter()
         .enumerate()
@@ -262,7 +264,7 @@ pub(crate) fn run_local_streams(
         history,
         final_samples,
         interrupted: interrupted.load(Ordering::Relaxed),
-        start,
+        start_unix_ns,
     }
 }
 
@@ -401,7 +403,6 @@ pub(crate) fn build_report(
     };
     // The final reading (after the last byte was acknowledged) closes each history.
     sender_samples.extend(streams.iter().filter_map(|s| s.final_sample.clone()));
-    let _ = local.start;
     let report = TcpRunReport {
         tool: "tcpeval-probe".into(),
         version: env!("CARGO_PKG_VERSION").into(),
@@ -413,6 +414,7 @@ pub(crate) fn build_report(
         sender: if request.reverse { "server" } else { "client" }.into(),
         interrupted: local.interrupted,
         wall_ns: wall.elapsed().as_nanos() as u64,
+        start_unix_ns: local.start_unix_ns,
         duration_ns,
         sample_count: sender_samples.len() as u64,
         missed_ticks: missed,

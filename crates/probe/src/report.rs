@@ -100,6 +100,9 @@ pub struct TcpRunReport {
     pub sender: String,
     pub interrupted: bool,
     pub wall_ns: u64,
+    /// When the streams began, in ns since the Unix epoch: what their times count from, so a
+    /// caller running several tests (the lab) can put them on one clock.
+    pub start_unix_ns: u64,
     pub duration_ns: u64,
     pub sample_count: u64,
     pub missed_ticks: u64,
@@ -108,6 +111,12 @@ pub struct TcpRunReport {
     pub peer: Option<PeerReport>,
     /// Extra figures a mode reports (iperf3's own numbers in `--iperf3` mode).
     pub extra: serde_json::Value,
+}
+
+pub fn unix_now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 pub fn kernel_release() -> String {

@@ -10,6 +10,7 @@ started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 import time
@@ -66,7 +67,6 @@ class LabFlow:
     spec: dict[str, Any]
     settings: TcpSettings | None = None
     raw: Path | None = None
-    launched_s: float = 0.0
 
 
 def run_lab(scenario: Scenario) -> Result:
@@ -124,6 +124,7 @@ class LabRun:
         emu = Emulator(self.topology, self._emulator_config(), self.tmp)
         try:
             t0 = time.monotonic()
+            self.t0_unix_ns = time.time_ns()
             self._launch_all(address, t0)
             _wait_until(t0 + self.duration_ns / 1e9)
             stats, samples = emu.finish()
@@ -199,17 +200,16 @@ class LabRun:
             if isinstance(item, sources.Source):
                 clients.append(sources.start_sender(item, self.topology))
             else:
-                clients.append(self._start_client(item, address, t0))
+                clients.append(self._start_client(item, address))
         deadline = t0 + self.duration_ns / 1e9 + END_MARGIN_S
         for process in clients:
             _wait_for(process, deadline)
 
-    def _start_client(self, flow: LabFlow, address: str, t0: float) -> subprocess.Popen[str]:
+    def _start_client(self, flow: LabFlow, address: str) -> subprocess.Popen[str]:
         host = flow.group.host
         assert host is not None
         flow.settings = self._settings(flow.spec, address)
         flow.raw = self.tmp / f"flow{flow.id}"
-        flow.launched_s = time.monotonic() - t0
         arguments = [*flow.settings.arguments(), "--out", str(flow.raw)]
         return spawn(host.ns, [str(probe_binary()), "tcp", *arguments], cpu=KERNEL_CPU)
 
@@ -241,11 +241,13 @@ class LabRun:
         granted: dict[str, str],
     ) -> Result:
         probes = [(f, result_from_raw(f.raw, f.settings, 0.0)) for f in self.flows if f.raw]
-        frames, flows = _merge_flows(probes)
+        frames, flows = _merge_flows(probes, self.t0_unix_ns)
         valid, reason, records = checks.verdict(
             self._checks(stats, kernel_drops, probes, flows, asked, granted)
         )
-        links = _links_frame(samples, reverse=self.config["reverse"]["rate_bps"] is not None)
+        shift_ns = stats["start_realtime_ns"] - self.t0_unix_ns
+        reverse = self.config["reverse"]["rate_bps"] is not None
+        links = _links_frame(samples, shift_ns, reverse)
         bottleneck = self._link_summary(stats["forward"], links, "bottleneck")
         summary = {
             "backend": {
@@ -330,13 +332,19 @@ class LabRun:
         return [self._link_summary(stats["reverse"], links, "bottleneck:reverse")]
 
 
-def _merge_flows(probes: list[tuple[LabFlow, Result]]) -> tuple[pd.DataFrame, list[dict]]:
-    """Each flow's stream, numbered as the scenario numbers flows, on the run's clock."""
+def _merge_flows(
+    probes: list[tuple[LabFlow, Result]], t0_unix_ns: int
+) -> tuple[pd.DataFrame, list[dict]]:
+    """Each flow's stream, numbered as the scenario numbers flows, on the run's clock (the
+    probe says when its stream began on the wall clock)."""
     frames, flows = [], []
     for flow, probe in probes:
+        assert flow.raw is not None
+        began_unix_ns = json.loads((flow.raw / "summary.json").read_text())["start_unix_ns"]
+        offset_s = (began_unix_ns - t0_unix_ns) / 1e9
         frame = probe.flows.copy()
         frame["flow"] = flow.id
-        frame["t_s"] += flow.launched_s
+        frame["t_s"] += offset_s
         frames.append(frame)
         (stream,) = probe.summary["flows"]
         flows.append(
@@ -346,8 +354,8 @@ def _merge_flows(probes: list[tuple[LabFlow, Result]]) -> tuple[pd.DataFrame, li
                 "group": flow.group.index,
                 "rtt_ms": flow.spec["rtt_ns"] / 1e6,
                 "min_rtt_ms": stream["rtt_ms"],
-                "start_s": stream["start_s"] + flow.launched_s,
-                "end_s": stream["end_s"] + flow.launched_s,
+                "start_s": stream["start_s"] + offset_s,
+                "end_s": stream["end_s"] + offset_s,
             }
         )
     if not frames:
@@ -373,8 +381,10 @@ def _last_total(frames: list[pd.DataFrame], column: str) -> int | None:
     return int(sum(frame.groupby("flow")[column].last().sum() for frame in frames))
 
 
-def _links_frame(samples: pd.DataFrame, reverse: bool) -> pd.DataFrame:
-    kept = samples if reverse else samples[samples["direction"] == "forward"]
+def _links_frame(samples: pd.DataFrame, shift_ns: int, reverse: bool) -> pd.DataFrame:
+    """The emulator's samples on the run's clock, from its start."""
+    samples = samples.assign(t_ns=samples["t_ns"] + shift_ns)
+    kept = samples[(samples["t_ns"] >= 0) & (reverse | (samples["direction"] == "forward"))]
     names = {"forward": "bottleneck", "reverse": "bottleneck:reverse"}
     return pd.DataFrame(
         {

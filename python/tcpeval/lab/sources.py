@@ -111,6 +111,8 @@ def collect(sinks: list[Sink]) -> list[dict[str, Any]]:
         except (OSError, ValueError) as error:
             raise LabError(f"cbr[{sink.source.index}]: no report ({error})") from None
         span_s = (sink.source.stop_ns - sink.source.start_ns) / 1e9
+        # Whole IP packets, as the simulator counts a source's goodput.
+        delivered_bits = received["received_pkts"] * sink.source.packet_bytes * 8
         reports.append(
             {
                 "id": sink.source.index,
@@ -118,7 +120,7 @@ def collect(sinks: list[Sink]) -> list[dict[str, Any]]:
                 "packets_sent": sent["sent_pkts"],
                 "packets_delivered": received["received_pkts"],
                 "packets_dropped": sent["sent_pkts"] - received["received_pkts"],
-                "goodput_mbps": received["received_bytes"] * 8 / span_s / 1e6,
+                "goodput_mbps": delivered_bits / span_s / 1e6,
             }
         )
     return reports
