@@ -98,6 +98,37 @@ def test_a_registered_backend_runs_a_suite(halved: Halved, tmp_path: Path) -> No
     assert (tmp_path / "suite" / "report.html").is_file()
 
 
+class VoidsCubic(Halved):
+    """A test backend that checks itself, as the lab does, and voids every cubic run."""
+
+    name = "voids-cubic"
+
+    def run(self, scenario: Scenario) -> Result:
+        result = super().run(scenario)
+        result.summary["backend"]["name"] = self.name
+        if scenario.flow[0].cc.name == "cubic":
+            result.summary["backend"] |= {"valid": False, "invalid_reason": "rate missed by 3%"}
+        return result
+
+
+def test_a_suite_leaves_out_the_runs_a_backend_voids_and_the_report_lists_them(
+    tmp_path: Path,
+) -> None:
+    """A voided run's measures stay out of the suite's verdicts; the report says which runs
+    and why."""
+    backend = VoidsCubic()
+    report = run_suite("window", "cubic", tmp_path / "suite", quick=True, jobs=1, backend=backend)
+    runs = tcpeval.load(tmp_path / "suite" / "window")
+    voided = set(runs[~runs["valid"]]["run_id"])
+    assert voided
+    assert set(runs[runs["cc"] == "cubic"]["run_id"]) == voided
+    measured = pd.read_parquet(tmp_path / "suite" / "window" / "measures.parquet")
+    assert not voided & set(measured["run_id"])
+    page = report.path.read_text()
+    assert f"{len(voided)} runs invalid, left out" in page
+    assert "rate missed by 3%" in page
+
+
 def test_a_registered_backend_is_compared_and_its_difference_flagged(halved: Halved) -> None:
     comparison = compare_backends(parse_scenario(small_scenario()), ["model", "halved"])
     goodput = next(row for row in comparison.rows if row.figure == "goodput flow 0")
