@@ -9,19 +9,20 @@ use tcpeval_sim::Scenario;
 
 const RULES: &str = include_str!("../../../tests/scenario_rules.json");
 
-/// (name, scenario) of each rule `owner` owns: the base resolved scenario with the rule's
-/// changes made.
-fn broken(owner: &str) -> Vec<(String, String)> {
-    let table: Value = serde_json::from_str(RULES).expect("the rule table is JSON");
+fn table() -> Value {
+    serde_json::from_str(RULES).expect("the rule table is JSON")
+}
+
+/// Each rule `owner` owns, with the base resolved scenario broken as the rule says.
+fn broken(owner: &str) -> Vec<(Value, String)> {
+    let table = table();
     let base = &table["base"]["resolved"];
     let rules = table["rules"].as_array().expect("a list of rules");
-    rules
-        .iter()
-        .filter(|rule| rule["owner"] == owner)
-        .map(|rule| {
-            let name = rule["rule"].as_str().expect("a name").to_owned();
-            (name, changed(base, &rule["resolved"]).to_string())
-        })
+    let owned: Vec<_> = rules.iter().filter(|rule| rule["owner"] == owner).collect();
+    assert!(!owned.is_empty(), "{owner} owns no rule");
+    owned
+        .into_iter()
+        .map(|rule| (rule.clone(), changed(base, &rule["resolved"]).to_string()))
         .collect()
 }
 
@@ -44,35 +45,23 @@ fn changed(base: &Value, changes: &Value) -> Value {
 
 #[test]
 fn the_base_scenario_runs() {
-    let table: Value = serde_json::from_str(RULES).expect("the rule table is JSON");
-    let base = Scenario::from_json(&table["base"]["resolved"].to_string()).expect("valid");
+    let base = Scenario::from_json(&table()["base"]["resolved"].to_string()).expect("valid");
     common::run_checked(&base);
 }
 
 #[test]
 fn each_engine_precondition_is_rejected_naming_its_field() {
-    let table: Value = serde_json::from_str(RULES).expect("the rule table is JSON");
-    let expected = table["rules"]
-        .as_array()
-        .expect("a list of rules")
-        .iter()
-        .filter(|rule| rule["owner"] == "engine")
-        .map(|rule| rule["engine_error"].as_str().expect("a field"));
-    let cases = broken("engine");
-    assert!(!cases.is_empty());
-    for ((name, scenario), field) in cases.into_iter().zip(expected) {
-        let error = Scenario::from_json(&scenario).expect_err(&name);
-        assert_eq!(error.field.to_string(), field, "{name}: {error}");
+    for (rule, scenario) in broken("engine") {
+        let error = Scenario::from_json(&scenario).expect_err(&rule["rule"].to_string());
+        assert_eq!(error.field.to_string(), rule["engine_error"], "{error}");
     }
 }
 
 #[test]
 fn the_engine_runs_what_only_the_front_end_forbids() {
-    let cases = broken("scenario");
-    assert!(!cases.is_empty());
-    for (name, scenario) in cases {
+    for (rule, scenario) in broken("scenario") {
         let scenario = Scenario::from_json(&scenario)
-            .unwrap_or_else(|error| panic!("{name}: checked by the core too: {error}"));
+            .unwrap_or_else(|error| panic!("{}: checked by the core too: {error}", rule["rule"]));
         common::run_checked(&scenario);
     }
 }
