@@ -3,6 +3,17 @@
 //! Everything is already in base units (ns, bit/s, bytes, packets) and every default has been
 //! filled in by the front end, so these types carry no defaults of their own — except the
 //! congestion-control parameters, which are validated by the algorithm they belong to.
+//!
+//! One owner per rule (docs/architecture.md). What a scenario *means* — signs, ranges,
+//! probabilities, unique names, stop after start, a queue that holds a packet — is the front
+//! end's to say (`python/tcpeval/scenario/`): it checks that once, when a scenario is loaded,
+//! for every backend, in the user's keys and units. [`Scenario::validate`] holds only what the
+//! engine needs to run at all, which protects Rust callers that build a `Scenario`
+//! themselves: every name and index resolves, no divisor is zero, no delay underflows, no
+//! source loops at one instant, and exchanges are wired as the front end wires them. Without
+//! one of these a run panics or never ends; anything else runs as given, sense or not.
+//! `tests/scenario_rules.json` lists every rule with its owner, and both test suites hold
+//! each rule to it.
 
 use serde::Deserialize;
 
@@ -181,30 +192,20 @@ impl LossSpec {
     }
 }
 
-fn positive(field: Field, value: u64) -> Result<(), ScenarioError> {
-    if value == 0 {
-        return Err(ScenarioError::new(field, "0", "must be positive"));
-    }
-    Ok(())
-}
-
-fn non_empty<T>(field: Field, items: &[T]) -> Result<(), ScenarioError> {
-    if items.is_empty() {
-        return Err(ScenarioError::new(field, "[]", "must not be empty"));
-    }
-    Ok(())
-}
-
-fn probability(field: Field, p: f64) -> Result<(), ScenarioError> {
-    if !(0.0..=1.0).contains(&p) {
+/// `value`, when set, must not be zero: `why` says what in the engine needs it.
+fn nonzero(field: Field, value: impl Into<Option<u64>>, why: &str) -> Result<(), ScenarioError> {
+    if value.into() == Some(0) {
         return Err(ScenarioError::new(
             field,
-            p.to_string(),
-            "must be a probability in [0, 1]",
+            "0",
+            format!("must not be zero: {why}"),
         ));
     }
     Ok(())
 }
+
+/// Why a transfer, request or response is not empty: it is cut into segments, one at least.
+const A_MESSAGE_HAS_A_SEGMENT: &str = "a message has at least one segment";
 
 impl Scenario {
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
@@ -215,16 +216,24 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// Checks what the types cannot: positive rates and times, one queue limit per link,
-    /// routes over declared links, delays that fit in the RTTs, sane probabilities.
+    /// The engine's preconditions (see the module doc): a scenario that meets them runs,
+    /// however little sense it makes.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        positive(Field::top("duration"), self.duration_ns)?;
-        positive(Field::top("sample_interval"), self.sample_interval_ns)?;
-        non_empty(Field::top("links"), &self.links)?;
-        for (i, link) in self.links.iter().enumerate() {
-            self.validate_link(i, link)?;
+        nonzero(
+            Field::top("sample_interval"),
+            self.sample_interval_ns,
+            "the sampler steps by it",
+        )?;
+        if self.links.is_empty() {
+            return Err(ScenarioError::new(
+                Field::top("links"),
+                "[]",
+                "must not be empty: the first link is the summary's bottleneck",
+            ));
         }
-        non_empty(Field::top("flows"), &self.flows)?;
+        for (i, link) in self.links.iter().enumerate() {
+            validate_link(i, link)?;
+        }
         for (i, f) in self.flows.iter().enumerate() {
             self.validate_flow(i, f)?;
         }
@@ -234,49 +243,12 @@ impl Scenario {
         for (i, x) in self.exchanges.iter().enumerate() {
             self.validate_exchange(i, x)?;
         }
-        if let Some(name) = &self.pcap_link {
-            self.link_index(name).ok_or_else(|| {
-                ScenarioError::new(Field::top("pcap_link"), name, "is not a declared link")
-            })?;
-        }
         Ok(())
     }
 
     /// Index of the link called `name`.
     pub fn link_index(&self, name: &str) -> Option<usize> {
         self.links.iter().position(|l| l.name == name)
-    }
-
-    fn validate_link(&self, i: usize, link: &LinkSpec) -> Result<(), ScenarioError> {
-        let field = |name: &str| Field::of("links", i, name);
-        if self.links[..i].iter().any(|l| l.name == link.name) {
-            return Err(ScenarioError::new(
-                field("name"),
-                &link.name,
-                "is declared twice",
-            ));
-        }
-        positive(field("rate"), link.rate_bps)?;
-        match (link.queue_pkts, link.queue_bytes) {
-            (Some(0), None) => {
-                return Err(ScenarioError::new(
-                    field("queue"),
-                    "0pkt",
-                    "must hold at least one packet",
-                ))
-            }
-            (Some(_), None) | (None, Some(_)) => {}
-            _ => {
-                return Err(ScenarioError::new(
-                    field("queue"),
-                    format!("{:?}/{:?}", link.queue_pkts, link.queue_bytes),
-                    "exactly one of queue_pkts and queue_bytes must be set",
-                ))
-            }
-        }
-        validate_aqm(&field("aqm"), &link.aqm)?;
-        validate_loss(&field("loss"), &link.loss)?;
-        validate_loss(&field("reverse_loss"), &link.reverse_loss)
     }
 
     /// Sum of the one-way delays of a route, or an error naming the unknown link.
@@ -298,114 +270,82 @@ impl Scenario {
 
     fn validate_flow(&self, i: usize, f: &Flow) -> Result<(), ScenarioError> {
         let field = |name: &str| Field::of("flows", i, name);
-        positive(field("rtt"), f.rtt_ns)?;
         let route_delay_ns = self.route_delay_ns(&field("route"), &f.route)?;
         if f.rtt_ns < 2 * route_delay_ns {
             return Err(ScenarioError::new(
                 field("rtt"),
                 format!("{}ns", f.rtt_ns),
                 format!(
-                    "is shorter than twice its route's delay ({}ns)",
+                    "is shorter than twice its route's delay ({}ns): the rest of the RTT, \
+                     the flow's private return path, would be negative",
                     2 * route_delay_ns
                 ),
             ));
         }
-        if f.mss_bytes < 64 || f.mss_bytes > 65_000 {
-            return Err(ScenarioError::new(
-                field("mss"),
-                f.mss_bytes.to_string(),
-                "must be 64..65000 bytes",
-            ));
-        }
-        positive(field("initial_cwnd"), u64::from(f.initial_cwnd_pkts))?;
-        for (name, value) in [
-            ("window", f.window_pkts),
-            ("size", f.size_bytes),
-            ("pacing", f.pacing_rate_bps),
-            ("source_rate", f.source_rate_bps),
-            ("sink_rate", f.sink_rate_bps),
+        for (name, value, why) in [
+            (
+                "mss",
+                Some(u64::from(f.mss_bytes)),
+                "data is cut into segments of mss bytes",
+            ),
+            ("size", f.size_bytes, A_MESSAGE_HAS_A_SEGMENT),
+            (
+                "drop_every",
+                f.drop_every,
+                "the receiver counts arrivals modulo it",
+            ),
+            ("pacing", f.pacing_rate_bps, "the pacing gap divides by it"),
+            (
+                "source_rate",
+                f.source_rate_bps,
+                "the time data is ready divides by it",
+            ),
+            (
+                "sink_rate",
+                f.sink_rate_bps,
+                "the time the receive window reopens divides by it",
+            ),
         ] {
-            if let Some(v) = value {
-                positive(field(name), v)?;
-            }
-        }
-        if f.drop_every.is_some_and(|n| n < 2) {
-            return Err(ScenarioError::new(
-                field("drop_every"),
-                format!("{:?}", f.drop_every),
-                "must be at least 2",
-            ));
-        }
-        if let Some(stop) = f.stop_ns {
-            if stop <= f.start_ns {
-                return Err(ScenarioError::new(
-                    field("stop"),
-                    stop.to_string(),
-                    "must be after start",
-                ));
-            }
-        }
-        self.check_packet_fits(f.packet_bytes(), &f.route)
-    }
-
-    /// Every byte-limited queue on the route must hold one packet of this size.
-    fn check_packet_fits(&self, packet_bytes: u32, route: &[String]) -> Result<(), ScenarioError> {
-        for link in route.iter().filter_map(|name| self.link_index(name)) {
-            if let Some(q) = self.links[link]
-                .queue_bytes
-                .filter(|&q| q < u64::from(packet_bytes))
-            {
-                return Err(ScenarioError::new(
-                    Field::of("links", link, "queue"),
-                    format!("{q}B"),
-                    format!("is smaller than one {packet_bytes}-byte packet"),
-                ));
-            }
+            nonzero(field(name), value, why)?;
         }
         Ok(())
     }
 
     fn validate_source(&self, i: usize, s: &SourceSpec) -> Result<(), ScenarioError> {
         let field = |name: &str| Field::of("sources", i, name);
-        let (route, _) = s.route();
-        self.route_delay_ns(&field("route"), route)?;
-        let (rate_bps, packet_bytes) = match s {
-            SourceSpec::Cbr {
-                rate_bps,
-                packet_bytes,
-                ..
-            } => (*rate_bps, *packet_bytes),
-            SourceSpec::Onoff {
-                rate_bps,
-                packet_bytes,
-                shape,
-                mean_on_ns,
-                mean_off_ns,
-                ..
-            } => {
-                if !(*shape > 1.0 && shape.is_finite()) {
-                    return Err(ScenarioError::new(
-                        field("shape"),
-                        shape.to_string(),
-                        "must be above 1 (a finite mean)",
-                    ));
-                }
-                positive(field("mean_on"), *mean_on_ns)?;
-                positive(field("mean_off"), *mean_off_ns)?;
-                (*rate_bps, *packet_bytes)
-            }
+        self.route_delay_ns(&field("route"), s.route().0)?;
+        let (SourceSpec::Cbr { rate_bps, .. } | SourceSpec::Onoff { rate_bps, .. }) = *s;
+        nonzero(
+            field("rate"),
+            rate_bps,
+            "the gap between packets divides by it",
+        )?;
+        let SourceSpec::Onoff {
+            shape,
+            mean_on_ns,
+            mean_off_ns,
+            ..
+        } = *s
+        else {
+            return Ok(());
         };
-        positive(field("rate"), rate_bps)?;
-        if packet_bytes < 28 {
+        if !(shape > 1.0 && shape.is_finite()) {
             return Err(ScenarioError::new(
-                field("packet_size"),
-                packet_bytes.to_string(),
-                "must hold IP and UDP headers (28 bytes)",
+                field("shape"),
+                shape.to_string(),
+                "must be above 1 and finite: below, a Pareto period has no mean and rounds \
+                 to zero",
             ));
         }
-        self.check_packet_fits(packet_bytes, route)
+        nonzero(
+            field("mean_on"),
+            mean_on_ns.max(mean_off_ns),
+            "with mean_off zero too, an on/off cycle takes no time and repeats forever",
+        )
     }
 
+    /// Exchanges are wired by the front end, never written by a user: two distinct flows
+    /// whose data the exchange writes.
     fn validate_exchange(&self, i: usize, x: &Exchange) -> Result<(), ScenarioError> {
         let field = |name: &str| Field::of("exchanges", i, name);
         for (name, flow) in [
@@ -434,81 +374,26 @@ impl Scenario {
                 "must differ from the request flow",
             ));
         }
-        positive(field("request_bytes"), x.request_bytes)?;
-        positive(field("response_bytes"), x.response_bytes)
+        nonzero(field("request"), x.request_bytes, A_MESSAGE_HAS_A_SEGMENT)?;
+        nonzero(field("response"), x.response_bytes, A_MESSAGE_HAS_A_SEGMENT)
     }
 }
 
-fn validate_aqm(field: &Field, aqm: &AqmSpec) -> Result<(), ScenarioError> {
-    match *aqm {
-        AqmSpec::Droptail => Ok(()),
-        AqmSpec::Red {
-            min_th_pkts,
-            max_th_pkts,
-            max_p,
-            weight,
-            ..
-        } => {
-            if !(0.0 <= min_th_pkts && min_th_pkts < max_th_pkts) {
-                return Err(ScenarioError::new(
-                    field.clone(),
-                    format!("min_th={min_th_pkts}, max_th={max_th_pkts}"),
-                    "needs 0 <= min_th < max_th",
-                ));
-            }
-            probability(field.child("max_p"), max_p)?;
-            if !(weight > 0.0 && weight <= 1.0) {
-                return Err(ScenarioError::new(
-                    field.child("weight"),
-                    weight.to_string(),
-                    "must be in (0, 1]",
-                ));
-            }
-            Ok(())
-        }
-        AqmSpec::Codel {
-            target_ns,
-            interval_ns,
-        } => {
-            positive(field.child("target"), target_ns)?;
-            positive(field.child("interval"), interval_ns)
-        }
+fn validate_link(i: usize, link: &LinkSpec) -> Result<(), ScenarioError> {
+    let field = |name: &str| Field::of("links", i, name);
+    nonzero(
+        field("rate"),
+        link.rate_bps,
+        "a packet's transmission time divides by it",
+    )?;
+    if link.queue_pkts.is_some() == link.queue_bytes.is_some() {
+        return Err(ScenarioError::new(
+            field("queue"),
+            format!("{:?}/{:?}", link.queue_pkts, link.queue_bytes),
+            "exactly one of queue_pkts and queue_bytes must be set",
+        ));
     }
-}
-
-fn validate_loss(field: &Field, loss: &LossSpec) -> Result<(), ScenarioError> {
-    match *loss {
-        LossSpec::None => Ok(()),
-        LossSpec::Bernoulli { p } => {
-            if !(0.0..1.0).contains(&p) {
-                return Err(ScenarioError::new(
-                    field.clone(),
-                    p.to_string(),
-                    "must be in [0, 1)",
-                ));
-            }
-            Ok(())
-        }
-        LossSpec::GilbertElliott {
-            p,
-            r,
-            loss_good,
-            loss_bad,
-        } => {
-            probability(field.child("p"), p)?;
-            probability(field.child("r"), r)?;
-            probability(field.child("loss_good"), loss_good)?;
-            probability(field.child("loss_bad"), loss_bad)?;
-            if r == 0.0 && p > 0.0 {
-                return Err(ScenarioError::new(
-                    field.child("r"),
-                    "0",
-                    "must be positive: the bad state must end",
-                ));
-            }
-            Ok(())
-        }
-    }
+    Ok(())
 }
 
 fn text_excerpt(text: &str) -> String {

@@ -9,6 +9,15 @@ saved result.
 - `links`: `[bottleneck]` and `[[link]]`, AQMs and loss models; `traffic`: flows and sources.
 - `model`: the Scenario and its cross-table checks; `resolve`: resolution and `describe`.
 - `loading`: TOML files and `--set` overrides.
+
+One owner per rule: every rule about what a scenario means (units, signs, ranges, names, one
+table against another) is checked here, once, when the scenario is loaded, and its error names
+the user's key and the value as given. Here rather than in the core because only here are the
+user's keys and units known (`-5ms` never reaches the core's unsigned nanoseconds; `%bdp` and
+RED's default thresholds are worked out here), and because the model, probe and lab backends
+never call the core. The core checks only what its engine needs to run at all (`validate` in
+crates/sim/src/scenario.rs), which the rules here already imply; congestion-control parameters
+are the core's registry's. tests/scenario_rules.json lists every rule with its owner.
 """
 
 from __future__ import annotations

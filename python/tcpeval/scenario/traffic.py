@@ -27,11 +27,13 @@ from tcpeval.scenario.fields import (
     SizeField,
     Strict,
 )
-from tcpeval.units import Duration, Rate, parse_duration, parse_rate, parse_size
+from tcpeval.units import Duration, Rate, Size, parse_duration, parse_rate, parse_size
 
 DEFAULT_MSS = parse_size(1448)
+MSS_RANGE = (64, 65_000)  # bytes: a packet of mss + 52 header bytes fits an IP packet
 MAX_STREAMS = 1000
 MAX_PACKET_BYTES = 65535
+UDP_PACKET_HEADER_BYTES = 28  # IPv4 and UDP
 
 
 def parse_pacing(value: object) -> Duration | Rate:
@@ -51,6 +53,28 @@ def parse_pacing(value: object) -> Duration | Rate:
 
 
 PacingField = Annotated[Duration | Rate, PlainValidator(parse_pacing), AS_GIVEN]
+
+
+def parse_mss(value: object) -> Size:
+    mss = parse_size(value)
+    low, high = MSS_RANGE
+    if not low <= mss.bytes <= high:
+        raise ValueError(f"must be {low}..{high} bytes")
+    return mss
+
+
+def parse_packet_size(value: object) -> Size:
+    """A background source's packet on the wire, headers included."""
+    size = parse_size(value)
+    if size.bytes < UDP_PACKET_HEADER_BYTES:
+        raise ValueError(f"must hold IP and UDP headers ({UDP_PACKET_HEADER_BYTES} bytes)")
+    if size.bytes > MAX_PACKET_BYTES:
+        raise ValueError(f"is larger than an IP packet ({MAX_PACKET_BYTES} B)")
+    return size
+
+
+MssField = Annotated[Size, PlainValidator(parse_mss), AS_GIVEN]
+PacketSizeField = Annotated[Size, PlainValidator(parse_packet_size), AS_GIVEN]
 
 
 def _check_window(path: str, start: Duration, stop: Duration | None) -> None:
@@ -114,9 +138,9 @@ class FlowGroup(TcpTraffic):
         description="Parallel TCP connections sharing `size` (striping, as bbcp and GridFTP "
         "do); needs size. Default: 1.",
     )
-    mss: SizeField = Field(
+    mss: MssField = Field(
         default=DEFAULT_MSS,
-        description="Segment payload in bytes; the MTU is mss + 52. Default: 1448.",
+        description="Segment payload, 64..65000 bytes; the MTU is mss + 52. Default: 1448.",
     )
     sack: bool = Field(default=True, description="Selective acknowledgements. Default: true.")
     delayed_ack: bool = Field(default=True, description="ACK every second packet. Default: true.")
@@ -219,8 +243,9 @@ class Source(Strict):
     """What every background source has: a rate, packets, a time window and a route."""
 
     rate: RateField = Field(description="Sending rate (peak rate for on/off). Required.")
-    packet_size: SizeField = Field(
-        default=parse_size("1500B"), description="Packet size on the wire. Default: 1500B."
+    packet_size: PacketSizeField = Field(
+        default=parse_size("1500B"),
+        description="Packet size on the wire, 28..65535 bytes. Default: 1500B.",
     )
     start: NonNegativeTime = Field(default=parse_duration("0s"), description="Default: 0s.")
     stop: NonNegativeTime | None = Field(default=None, description="Default: the end of the run.")
@@ -229,9 +254,6 @@ class Source(Strict):
 
     def check(self, path: str) -> None:
         _check_window(path, self.start, self.stop)
-        if self.packet_size.bytes > MAX_PACKET_BYTES:
-            reason = f"is larger than an IP packet ({MAX_PACKET_BYTES} B)"
-            raise ScenarioError(f"{path}.packet_size", self.packet_size.given, reason)
 
 
 class ConstantBitRate(Source):
