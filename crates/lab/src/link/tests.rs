@@ -1,0 +1,321 @@
+//! The sans-IO link over packet traces with a simulated clock.
+
+use super::*;
+use crate::config::{AqmConfig, BernoulliConfig, CodelConfig, LimitConfig, LossConfig, RedConfig};
+
+const MS: u64 = 1_000_000;
+const RATE_BPS: u64 = 100_000_000;
+/// 1500 bytes at 100 Mb/s.
+const PKT_TIME_NS: u64 = 120_000;
+
+fn direction(limit: LimitConfig, aqm: AqmConfig, loss: LossConfig) -> DirectionConfig {
+    DirectionConfig {
+        rate_bps: Some(RATE_BPS),
+        limit,
+        aqm,
+        loss,
+        seed: 1,
+    }
+}
+
+fn droptail(limit_pkts: u64) -> DirectionConfig {
+    direction(
+        LimitConfig::Packets(limit_pkts),
+        AqmConfig::Droptail,
+        LossConfig::None,
+    )
+}
+
+/// One arrival of a trace.
+#[derive(Clone, Copy)]
+struct Arrival {
+    at_ns: u64,
+    size_bytes: u32,
+    endpoint: Option<u16>,
+}
+
+fn full(at_ns: u64, endpoint: Option<u16>) -> Arrival {
+    Arrival {
+        at_ns,
+        size_bytes: 1500,
+        endpoint,
+    }
+}
+
+/// What left the link, in transmission order.
+#[derive(Default)]
+struct Run {
+    sent: Vec<(InFlight, u64)>,
+    dropped: Vec<(u32, Drop)>,
+}
+
+/// Drive `link` over `trace` as the I/O loop would: before each arrival, send every frame
+/// whose release time has come, at its release time plus `jitter(i)` (a busy loop's
+/// lateness). Afterwards drain everything.
+fn drive(link: &mut Link, trace: &[Arrival], jitter: impl Fn(u64) -> u64) -> Run {
+    let mut run = Run::default();
+    let mut send_due = |link: &mut Link, run: &mut Run, now_ns: u64| {
+        link.advance(now_ns);
+        while let Some(p) = link.pop_due(now_ns) {
+            let actual_ns = p.release_ns + jitter(p.seq);
+            link.record_sent(&p, actual_ns);
+            run.sent.push((p, actual_ns));
+        }
+        while let Some(id) = link.pop_freed() {
+            run.dropped.push((id, Drop::Aqm));
+        }
+    };
+    for (i, a) in trace.iter().enumerate() {
+        // Run time forward in small steps so CoDel's transmitter dequeues on time.
+        send_due(link, &mut run, a.at_ns);
+        let pkt = Pkt {
+            id: i as u32,
+            size_bytes: a.size_bytes,
+            endpoint: a.endpoint,
+        };
+        if let Offer::Dropped(d) = link.offer(a.at_ns, pkt) {
+            run.dropped.push((i as u32, d));
+        }
+    }
+    send_due(link, &mut run, u64::MAX / 4);
+    run
+}
+
+/// Back-to-back arrivals `factor` times faster than the link, for `n` packets.
+fn overload(n: u64, gap_ns: u64, endpoints: u16) -> Vec<Arrival> {
+    (0..n)
+        .map(|i| full(i * gap_ns, Some((i % u64::from(endpoints)) as u16)))
+        .collect()
+}
+
+#[test]
+fn delivered_rate_while_backlogged_equals_the_rate() {
+    // 10% overload for 20 000 packets into a 100-packet queue; sends are late by 0–7 µs.
+    let mut link = Link::new(&droptail(100), &[20 * MS], 10_000);
+    let trace = overload(20_000, PKT_TIME_NS * 10 / 11, 1);
+    drive(&mut link, &trace, |seq| (seq * 7919) % 7_000);
+    let b = link.stats.backlogged.total();
+    assert!(b.pkts > 15_000, "{b:?}");
+    let rate = b.bytes as f64 * 8e9 / b.ns as f64;
+    assert!((rate / RATE_BPS as f64 - 1.0).abs() < 0.001, "{rate}");
+}
+
+#[test]
+fn the_rate_check_holds_across_endpoints_of_different_delay() {
+    let mut link = Link::new(&droptail(100), &[30 * MS, 5 * MS], 10_000);
+    let trace = overload(20_000, PKT_TIME_NS * 10 / 11, 2);
+    drive(&mut link, &trace, |seq| (seq * 104_729) % 3_000);
+    let b = link.stats.backlogged.total();
+    let rate = b.bytes as f64 * 8e9 / b.ns as f64;
+    assert!((rate / RATE_BPS as f64 - 1.0).abs() < 0.001, "{rate}");
+}
+
+#[test]
+fn added_delay_equals_the_endpoints_delay() {
+    let mut link = Link::new(&droptail(1000), &[30 * MS, 5 * MS], 10_000);
+    // Light load: every packet finds the queue empty.
+    let trace = overload(1000, 1 * MS, 2);
+    let run = drive(&mut link, &trace, |_| 0);
+    assert_eq!(run.sent.len(), 1000);
+    for (e, delay_ns) in [(0, 30 * MS), (1, 5 * MS)] {
+        let s = link.stats.added_delay[e].summary();
+        assert_eq!(
+            (s.min, s.max, s.count),
+            (Some(delay_ns), Some(delay_ns), 500)
+        );
+    }
+    // And each packet's departure is its arrival plus its own transmission time.
+    for (p, _) in &run.sent {
+        assert_eq!(p.departure_ns, trace[p.id as usize].at_ns + PKT_TIME_NS);
+    }
+    assert_eq!(link.stats.lateness.summary().max, Some(0));
+}
+
+#[test]
+fn order_is_kept_per_endpoint_with_two_delays() {
+    let mut link = Link::new(&droptail(50), &[40 * MS, 2 * MS], 10_000);
+    let trace: Vec<Arrival> = (0..10_000u64)
+        .map(|i| full(i * 100_000, Some(((i * 7) % 3 % 2) as u16)))
+        .collect();
+    let run = drive(&mut link, &trace, |_| 0);
+    for e in [0, 1] {
+        let ids: Vec<u32> = run
+            .sent
+            .iter()
+            .filter(|(p, _)| p.endpoint == Some(e))
+            .map(|(p, _)| p.id)
+            .collect();
+        assert!(ids.len() > 1000);
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "endpoint {e} reordered"
+        );
+    }
+    // Transmission order is release order.
+    assert!(run
+        .sent
+        .windows(2)
+        .all(|w| w[0].0.release_ns <= w[1].0.release_ns));
+}
+
+#[test]
+fn bernoulli_loss_rate_is_within_its_binomial_99_percent_interval() {
+    let loss = LossConfig::Bernoulli(BernoulliConfig { p: 0.01 });
+    let cfg = DirectionConfig {
+        rate_bps: None,
+        ..direction(LimitConfig::Packets(10), AqmConfig::Droptail, loss)
+    };
+    let mut link = Link::new(&cfg, &[MS], 1000);
+    let n = 200_000u64;
+    let trace: Vec<Arrival> = (0..n).map(|i| full(i * 1_000, Some(0))).collect();
+    let run = drive(&mut link, &trace, |_| 0);
+    // Mean 2000, sd sqrt(n·p·(1−p)) = 44.5; 99%: ±2.576 sd = ±114.6.
+    let drops = link.stats.counters.random_drops;
+    assert!((1886..=2114).contains(&drops), "{drops}");
+    assert_eq!(run.sent.len() as u64 + drops, n);
+    assert!(run.dropped.iter().all(|&(_, d)| d == Drop::Random));
+}
+
+/// Offer each arrival and check the hard limit acted exactly at the limit.
+fn assert_limit_exact(limit: LimitConfig, sizes: impl Fn(u64) -> u32) {
+    let cfg = direction(limit, AqmConfig::Droptail, LossConfig::None);
+    let mut link = Link::new(&cfg, &[MS], 10_000);
+    let (mut accepted, mut dropped) = (0, 0);
+    for i in 0..20_000u64 {
+        let at_ns = i * 50_000; // 2.4× overload of full packets
+        link.advance(at_ns);
+        while link.pop_due(at_ns).is_some() {}
+        let (q_pkts, q_bytes) = link.queue();
+        let size_bytes = sizes(i);
+        let fits = match limit {
+            LimitConfig::Packets(n) => q_pkts < n,
+            LimitConfig::Bytes(n) => q_bytes + u64::from(size_bytes) <= n,
+        };
+        let pkt = Pkt {
+            id: i as u32,
+            size_bytes,
+            endpoint: Some(0),
+        };
+        match link.offer(at_ns, pkt) {
+            Offer::Accepted => {
+                assert!(fits, "accepted beyond the limit at {i}");
+                accepted += 1;
+            }
+            Offer::Dropped(d) => {
+                assert_eq!(d, Drop::Queue);
+                assert!(
+                    !fits,
+                    "dropped below the limit at {i}: {q_pkts} pkts {q_bytes} B"
+                );
+                dropped += 1;
+            }
+        }
+    }
+    let c = link.stats.counters;
+    assert!(dropped > 1000 && accepted > 1000);
+    assert_eq!(
+        (c.queue_drops, c.aqm_drops, c.random_drops),
+        (dropped, 0, 0)
+    );
+    match limit {
+        LimitConfig::Packets(n) => assert_eq!(c.max_queue_pkts, n),
+        LimitConfig::Bytes(n) => assert!(c.max_queue_bytes <= n),
+    }
+}
+
+#[test]
+fn queue_drops_happen_only_beyond_the_packet_limit() {
+    assert_limit_exact(LimitConfig::Packets(100), |_| 1500);
+}
+
+#[test]
+fn queue_drops_happen_only_beyond_the_byte_limit() {
+    assert_limit_exact(LimitConfig::Bytes(150_000), |i| {
+        [1500, 52, 900][(i % 3) as usize]
+    });
+}
+
+#[test]
+fn red_drops_are_aqm_drops() {
+    let red = AqmConfig::Red(RedConfig {
+        min_th_pkts: 5.0,
+        max_th_pkts: 15.0,
+        max_p: 0.1,
+        weight: 0.02,
+        gentle: true,
+    });
+    let cfg = direction(LimitConfig::Packets(1000), red, LossConfig::None);
+    let mut link = Link::new(&cfg, &[MS], 10_000);
+    let trace = overload(20_000, PKT_TIME_NS * 10 / 11, 1);
+    let run = drive(&mut link, &trace, |_| 0);
+    let c = link.stats.counters;
+    assert!(c.aqm_drops > 1000, "{c:?}");
+    assert_eq!(c.queue_drops, 0);
+    assert!(c.max_queue_pkts < 100, "{c:?}");
+    assert_eq!(run.sent.len() as u64 + c.aqm_drops, 20_000);
+}
+
+#[test]
+fn codel_drops_are_aqm_drops_at_dequeue() {
+    let codel = AqmConfig::Codel(CodelConfig {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+    });
+    let cfg = direction(LimitConfig::Packets(10_000), codel, LossConfig::None);
+    let mut link = Link::new(&cfg, &[MS], 20_000);
+    // 5% overload for 30 s (250 000 packets).
+    let trace = overload(250_000, PKT_TIME_NS * 100 / 105, 1);
+    let run = drive(&mut link, &trace, |_| 0);
+    let c = link.stats.counters;
+    assert_eq!(c.queue_drops, 0);
+    let share = c.aqm_drops as f64 / 250_000.0;
+    assert!((0.04..0.05).contains(&share), "{share}");
+    // Every CoDel drop hands its buffer back; the rest are sent.
+    let aqm_freed = run.dropped.iter().filter(|d| d.1 == Drop::Aqm).count() as u64;
+    assert_eq!(aqm_freed, c.aqm_drops);
+    assert_eq!(run.sent.len() as u64 + c.aqm_drops, 250_000);
+    // Without CoDel the queue would grow by the whole excess, 12 500 packets.
+    assert!(c.max_queue_pkts < 2500, "{c:?}");
+    // Departures are spaced by exactly one packet time while backlogged.
+    let b = link.stats.backlogged.total();
+    let rate = b.bytes as f64 * 8e9 / b.ns as f64;
+    assert!((rate / RATE_BPS as f64 - 1.0).abs() < 0.001, "{rate}");
+}
+
+#[test]
+fn without_a_rate_there_is_no_queue_and_unmatched_frames_get_no_delay() {
+    let cfg = DirectionConfig {
+        rate_bps: None,
+        ..droptail(1)
+    };
+    let mut link = Link::new(&cfg, &[10 * MS], 100);
+    let trace = vec![
+        full(0, Some(0)),
+        full(0, None),
+        full(0, Some(0)),
+        full(1, None),
+    ];
+    let run = drive(&mut link, &trace, |_| 0);
+    let out: Vec<(u32, u64)> = run.sent.iter().map(|(p, t)| (p.id, *t)).collect();
+    assert_eq!(out, vec![(1, 0), (3, 1), (0, 10 * MS), (2, 10 * MS)]);
+    let c = link.stats.counters;
+    assert_eq!(
+        (c.unmatched_pkts, c.max_queue_pkts, c.queue_drops),
+        (2, 0, 0)
+    );
+}
+
+#[test]
+fn late_read_arrivals_never_run_time_backwards() {
+    let mut link = Link::new(&droptail(10), &[MS], 100);
+    link.advance(1_000_000);
+    let pkt = Pkt {
+        id: 0,
+        size_bytes: 1500,
+        endpoint: Some(0),
+    };
+    assert_eq!(link.offer(500_000, pkt), Offer::Accepted);
+    link.advance(u64::MAX / 4);
+    let p = link.pop_due(u64::MAX / 4).unwrap();
+    assert_eq!(p.departure_ns, 1_000_000 + PKT_TIME_NS);
+}
