@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcpeval import backends
+from tcpeval.backends.protocol import BackendError
 from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
 from tcpeval.lab.cli import lab_app
@@ -102,6 +103,8 @@ def _run_and_show(
         result.save(out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
+    except BackendError as error:
+        _failed(backend, error)
     if plots:
         write_plots(result, out)
     if as_json:
@@ -172,6 +175,8 @@ def compare(
         page = None if out is None else write_comparison(comparison, out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
+    except BackendError as error:
+        _failed(backend_names, error)
     console.print(comparison_table(comparison))
     if page is not None:
         console.print(f"comparison: {page}")
@@ -314,3 +319,9 @@ def demo(
 def _fail(error: Exception) -> NoReturn:
     typer.echo(f"error: {error}", err=True)
     raise typer.Exit(USAGE_ERROR)
+
+
+def _failed(backend: str, error: BackendError) -> NoReturn:
+    """A run the backend accepted and could not finish: not a usage error."""
+    typer.echo(f"error: the {backend} run failed: {error}", err=True)
+    raise typer.Exit(RUNS_FAILED)

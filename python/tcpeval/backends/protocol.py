@@ -18,6 +18,11 @@ from tcpeval.result import Result
 from tcpeval.scenario import Scenario, ScenarioError
 
 
+class BackendError(Exception):
+    """A backend could not finish a run it accepted (a tool failed, a process hung); the
+    message is one line naming what failed. Not the scenario's fault: that is ScenarioError."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """Something in a scenario that a backend cannot do: the field, its value, and why."""

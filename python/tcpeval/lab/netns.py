@@ -12,11 +12,13 @@ import signal
 import subprocess
 from collections.abc import Sequence
 
+from tcpeval.backends.protocol import BackendError
+
 PR_SET_PDEATHSIG = 1
 COMMAND_TIMEOUT_S = 30
 
 
-class LabError(Exception):
+class LabError(BackendError):
     """A command the lab needs failed; the message names the command and what it said."""
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from tcpeval.backends.protocol import BackendError
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
 from tcpeval.probe.settings import RrSettings, TcpSettings, UdpSettings
@@ -34,7 +35,7 @@ INFINITE_SSTHRESH = 0x7FFFFFFF
 UNLIMITED_RATES = {2**64 - 1, (2**64 - 1) * 8 % 2**64, 2**32 - 1}
 
 
-class ProbeError(Exception):
+class ProbeError(BackendError):
     """The binary refused or failed; the message is its one-line error."""
 
 
