@@ -342,20 +342,24 @@ class LabRun:
     def _link_summary(
         self, direction: dict[str, Any], links: pd.DataFrame, name: str
     ) -> dict[str, Any]:
-        own = links[links["link"] == name]
+        """Utilization, bytes sent and the mean queue over the scenario's duration (the run's
+        clock starts as the first flow is launched; a flow's connection set-up makes it send
+        a little past the end); drops over the whole run, as the flows' retransmissions."""
+        own = links[(links["link"] == name) & (links["t_s"] <= self.duration_ns / 1e9)]
         rate_bps = self.link["rate_bps"]
         queue_pkts = self.link["queue_pkts"]
         largest = max(h.mtu_bytes for h in self.topology.left_hosts)
+        tx_bytes = int(own["tx_bytes"].iloc[-1]) if len(own) else 0
         return {
             "name": name,
-            "utilization": direction["sent_bytes"] * 8 / (rate_bps * self.duration_ns / 1e9),
+            "utilization": tx_bytes * 8 / (rate_bps * self.duration_ns / 1e9),
             "drops": direction["queue_drops"] + direction["aqm_drops"] + direction["random_drops"],
             "queue_drops": direction["queue_drops"],
             "random_drops": direction["random_drops"],
             "aqm_drops": direction["aqm_drops"],
             "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
             "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
-            "tx_bytes": direction["sent_bytes"],
+            "tx_bytes": tx_bytes,
         }
 
     def _reverse_summary(self, stats: dict[str, Any], links: pd.DataFrame) -> list[dict]:
