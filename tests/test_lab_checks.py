@@ -1,0 +1,103 @@
+"""The self-check's rules on the emulator's statistics: each tolerance holds at its edge and
+fails past it (the numbers are what `tcpeval-lab` writes; see docs/lab.md)."""
+
+from __future__ import annotations
+
+import math
+
+from tcpeval.lab import checks
+
+RATE_BPS = 100_000_000
+
+
+def direction(**changes: object) -> dict:
+    base = {
+        "arrived_pkts": 100_000,
+        "random_drops": 0,
+        "queue_drops": 40,
+        "aqm_drops": 0,
+        "ring_drops": 0,
+        "tx_errors": 0,
+        "pool_drops": 0,
+        "gso_frames": 0,
+        "backlogged": {"bytes": 125_000_000, "ns": 10_000_000_000, "pkts": 83_000},
+        "lateness_ns": {"count": 10, "max": 5_000},
+        "endpoints": [
+            {"ip": "10.201.1.1", "asked_delay_ns": 20_000_000,
+             "added_delay_ns": {"count": 10, "p99": 20_000_100}},
+        ],
+    }  # fmt: skip
+    return base | changes
+
+
+def test_the_rate_is_judged_within_two_percent_while_backlogged():
+    ok = checks.rate(direction(), RATE_BPS, "forward")
+    assert ok is not None
+    assert ok.ok
+    slow = {"bytes": int(125_000_000 * 0.97), "ns": 10_000_000_000, "pkts": 1}
+    missed = checks.rate(direction(backlogged=slow), RATE_BPS, "forward")
+    assert missed is not None
+    assert not missed.ok
+    assert "forward rate" in missed.failure()
+
+
+def test_too_little_backlog_is_not_judged():
+    idle = {"bytes": 1000, "ns": 1_000_000, "pkts": 1}
+    check = checks.rate(direction(backlogged=idle), RATE_BPS, "forward")
+    assert check is not None
+    assert check.ok
+    assert "too little" in check.note
+
+
+def test_delay_p99_may_exceed_the_asked_by_half_a_millisecond():
+    assert all(c.ok for c in checks.delays(direction(), "forward"))
+    late = direction()
+    late["endpoints"][0]["added_delay_ns"]["p99"] = 20_600_000
+    assert not checks.delays(late, "forward")[0].ok
+
+
+def test_worst_lateness_is_bounded_by_two_percent_of_the_smallest_rtt():
+    assert checks.lateness(direction(), 40_000_000, "forward").ok
+    stalled = direction(lateness_ns={"count": 10, "max": 900_000})
+    assert not checks.lateness(stalled, 40_000_000, "forward").ok
+
+
+def test_bernoulli_loss_is_judged_against_its_binomial_interval():
+    p, offered = 1e-3, 100_000
+    half = checks.Z_99 * math.sqrt(offered * p * (1 - p))
+    inside = direction(random_drops=round(offered * p + half * 0.9))
+    outside = direction(random_drops=round(offered * p + half * 1.2))
+    loss = {"model": "bernoulli", "p": p}
+    assert checks.random_loss(inside, loss, "forward").ok
+    assert not checks.random_loss(outside, loss, "forward").ok
+
+
+def test_any_drop_of_the_emulator_or_the_kernel_voids_the_run():
+    stats = {"forward": direction(), "reverse": direction()}
+    assert checks.own_drops(stats, {"kernel backlog": 0}).ok
+    stats["reverse"] = direction(ring_drops=1)
+    assert not checks.own_drops(stats, {"kernel backlog": 0}).ok
+    assert not checks.own_drops({"forward": direction(), "reverse": direction()},
+                                {"veth tl1s0": 2}).ok  # fmt: skip
+
+
+def test_retransmissions_must_match_the_drops():
+    assert checks.retransmits(direction(), 42).ok
+    assert not checks.retransmits(direction(), 30).ok
+    assert not checks.retransmits(direction(), 60).ok
+
+
+def test_settings_that_did_not_read_back_are_named():
+    check = checks.settings({"flow 0 cc": "cubic"}, {"flow 0 cc": "bbr"})
+    assert not check.ok
+    assert check.measured == {"flow 0 cc": "bbr"}
+
+
+def test_the_verdict_names_every_failure():
+    valid, reason, records = checks.verdict(
+        [checks.retransmits(direction(), 100), checks.settings({"a": 1}, {"a": 1})]
+    )
+    assert not valid
+    assert reason is not None
+    assert reason.startswith("retransmissions vs forward drops")
+    assert len(records) == 2
