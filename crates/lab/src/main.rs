@@ -96,7 +96,7 @@ fn emulate(args: &EmulateArgs) -> Result<()> {
             .map_err(|e| LabError::invalid("cpu", cpu, format!("cannot pin to it: {e}")))?;
     }
     let mut relay = Relay::new(config)?;
-    let (report, _why) = relay.run(&stop, || {
+    let report = relay.run(&stop, || {
         let mut out = std::io::stdout().lock();
         // A closed stdout must not stop the emulator; the outputs say what happened.
         let _ = writeln!(out, "ready").and_then(|_| out.flush());
