@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
 use crate::frame::{EndpointTable, Received};
+use crate::hist::Histogram;
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
 use crate::samples::{Row, Samples};
@@ -59,6 +60,7 @@ pub struct Relay {
     frames: Vec<(*const u8, usize)>,
     due: Vec<InFlight>,
     samples: Samples,
+    loop_gaps: Histogram,
 }
 
 fn open(field: &str, name: &str) -> Result<OwnedFd> {
@@ -100,6 +102,7 @@ impl Relay {
             frames: Vec::with_capacity(BATCH),
             due: Vec::with_capacity(BATCH),
             samples: Samples::new(config.max_duration_ns, config.sample_interval_ns),
+            loop_gaps: Histogram::new(),
             config,
         })
     }
@@ -111,6 +114,7 @@ impl Relay {
         let deadline_ns = start_ns + self.config.max_duration_ns;
         let interval_ns = self.config.sample_interval_ns;
         let mut next_sample_ns = start_ns;
+        let mut last_ns = start_ns;
         ready();
         let why = loop {
             if stop.load(Ordering::Relaxed) {
@@ -126,6 +130,8 @@ impl Relay {
                 }
             }
             let now = now_ns();
+            self.loop_gaps.record(now.saturating_sub(last_ns));
+            last_ns = now;
             self.transmit(Dir::Forward, now);
             self.transmit(Dir::Reverse, now);
             if now >= next_sample_ns {
@@ -145,6 +151,7 @@ impl Relay {
             clock: "realtime",
             stopped_by: why,
             pool_pkts: self.pool.capacity(),
+            loop_gap_ns: self.loop_gaps.summary(),
             forward: f.stats.report(&self.config.endpoints, true, f.held_pkts()),
             reverse: r.stats.report(&self.config.endpoints, false, r.held_pkts()),
         })

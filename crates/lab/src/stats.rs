@@ -129,6 +129,9 @@ pub struct Report {
     pub stopped_by: Stop,
     /// Frame buffers preallocated (shared by both directions).
     pub pool_pkts: usize,
+    /// Time between consecutive iterations of the busy loop: its max shows whether the
+    /// emulator was preempted (another busy process on its CPU) or stalled.
+    pub loop_gap_ns: Summary,
     pub forward: DirReport,
     pub reverse: DirReport,
 }
