@@ -48,10 +48,6 @@ impl DelayLines {
         }
     }
 
-    pub fn delay_ns(&self, endpoint: Option<u16>) -> u64 {
-        self.delays_ns[self.line(endpoint)]
-    }
-
     fn line(&self, endpoint: Option<u16>) -> usize {
         endpoint.map_or(self.lines.len() - 1, usize::from)
     }
@@ -72,11 +68,6 @@ impl DelayLines {
         let heads = self.lines.iter().enumerate();
         let with_head = heads.filter_map(|(i, l)| l.front().map(|p| (p.release_ns, i)));
         with_head.min().map(|(_, i)| i)
-    }
-
-    pub fn next_release_ns(&self) -> Option<u64> {
-        let line = self.earliest_line()?;
-        self.lines[line].front().map(|p| p.release_ns)
     }
 
     /// The earliest packet whose release time has come by `now_ns`.
@@ -113,7 +104,6 @@ mod tests {
         d.push(pkt(1, Some(1), 1)); // 11
         d.push(pkt(2, None, 2)); // 2
         d.push(pkt(3, Some(1), 3)); // 13
-        assert_eq!(d.next_release_ns(), Some(2));
         assert_eq!(d.pop_due(1), None);
         let order: Vec<u32> = std::iter::from_fn(|| d.pop_due(100))
             .map(|p| p.id)

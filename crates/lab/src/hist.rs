@@ -56,10 +56,6 @@ impl Histogram {
         self.max = self.max.max(value_ns);
     }
 
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-
     /// The value at quantile `q` in [0, 1] (nearest rank), `None` when empty.
     pub fn quantile(&self, q: f64) -> Option<u64> {
         if self.count == 0 {

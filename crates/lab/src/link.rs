@@ -260,10 +260,6 @@ impl Link {
         self.delay.pop_due(now_ns)
     }
 
-    pub fn next_release_ns(&self) -> Option<u64> {
-        self.delay.next_release_ns()
-    }
-
     /// The frame went out on the far interface at `actual_ns`.
     pub fn record_sent(&mut self, p: &InFlight, actual_ns: u64) {
         let s = &mut self.stats;

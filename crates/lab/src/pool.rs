@@ -129,7 +129,7 @@ mod tests {
         let c = Config::parse(EXAMPLE).unwrap();
         // Forward: 100 Mb/s × 30 ms / 1500 B = 250; reverse (unlimited, sized at the forward
         // rate) 250; queues 100 + 150 000/64 = 2344; ×1.25 + 256.
-        assert_eq!(Pool::size_for(&c), (250 + 250 + 2344) * 5 / 4 + 256);
+        assert_eq!(Pool::size_for(&c), (250 + 250 + 100 + 2344) * 5 / 4 + 256);
         assert_eq!(Pool::buf_bytes(&c), 1524);
     }
 

@@ -10,16 +10,15 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
 use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
 use crate::frame::{EndpointTable, Received};
+use crate::hist::Histogram;
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
 use crate::samples::{Row, Samples};
-use crate::stats::Report;
+use crate::stats::{Report, Stop};
 use crate::sys::{self, RxBatch, TxBatch, BATCH};
 
 /// Tries of a send the kernel refuses for lack of room (EAGAIN, ENOBUFS) before the frame is
@@ -35,16 +34,6 @@ const MAX_STAMP_AHEAD_NS: u64 = 1_000_000;
 enum Dir {
     Forward,
     Reverse,
-}
-
-/// Why the loop ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    Signal,
-    MaxDuration,
-    /// An interface went down or away (the namespace is being torn down).
-    InterfaceDown,
 }
 
 pub fn now_ns() -> u64 {
@@ -71,6 +60,7 @@ pub struct Relay {
     frames: Vec<(*const u8, usize)>,
     due: Vec<InFlight>,
     samples: Samples,
+    loop_gaps: Histogram,
 }
 
 fn open(field: &str, name: &str) -> Result<OwnedFd> {
@@ -112,21 +102,19 @@ impl Relay {
             frames: Vec::with_capacity(BATCH),
             due: Vec::with_capacity(BATCH),
             samples: Samples::new(config.max_duration_ns, config.sample_interval_ns),
+            loop_gaps: Histogram::new(),
             config,
         })
     }
 
-    pub fn pool_capacity(&self) -> usize {
-        self.pool.capacity()
-    }
-
     /// Relay until `stop` is set, `max_duration_ns` has passed or an interface goes down;
     /// `ready` is called once the loop is about to run.
-    pub fn run(&mut self, stop: &AtomicBool, ready: impl FnOnce()) -> Result<(Report, Stop)> {
+    pub fn run(&mut self, stop: &AtomicBool, ready: impl FnOnce()) -> Result<Report> {
         let start_ns = now_ns();
         let deadline_ns = start_ns + self.config.max_duration_ns;
         let interval_ns = self.config.sample_interval_ns;
         let mut next_sample_ns = start_ns;
+        let mut last_ns = start_ns;
         ready();
         let why = loop {
             if stop.load(Ordering::Relaxed) {
@@ -142,6 +130,8 @@ impl Relay {
                 }
             }
             let now = now_ns();
+            self.loop_gaps.record(now.saturating_sub(last_ns));
+            last_ns = now;
             self.transmit(Dir::Forward, now);
             self.transmit(Dir::Reverse, now);
             if now >= next_sample_ns {
@@ -154,14 +144,17 @@ impl Relay {
         };
         self.take_ring_drops()?;
         let end_ns = now_ns();
-        let report = Report {
+        let (f, r) = (&self.forward, &self.reverse);
+        Ok(Report {
             start_realtime_ns: start_ns,
             end_realtime_ns: end_ns,
             clock: "realtime",
-            forward: self.forward.stats.report(&self.config.endpoints, true),
-            reverse: self.reverse.stats.report(&self.config.endpoints, false),
-        };
-        Ok((report, why))
+            stopped_by: why,
+            pool_pkts: self.pool.capacity(),
+            loop_gap_ns: self.loop_gaps.summary(),
+            forward: f.stats.report(&self.config.endpoints, true, f.held_pkts()),
+            reverse: r.stats.report(&self.config.endpoints, false, r.held_pkts()),
+        })
     }
 
     pub fn samples(&self) -> &Samples {

@@ -69,10 +69,12 @@ impl DirStats {
         }
     }
 
-    pub fn report(&self, endpoints: &[Endpoint], forward: bool) -> DirReport {
+    /// `held_pkts`: frames still queued or propagating when the run ended.
+    pub fn report(&self, endpoints: &[Endpoint], forward: bool, held_pkts: u64) -> DirReport {
         let endpoints = endpoints.iter().zip(&self.added_delay);
         DirReport {
             counters: self.counters,
+            held_at_end_pkts: held_pkts,
             backlogged: self.backlogged.total(),
             lateness_ns: self.lateness.summary(),
             endpoints: endpoints
@@ -94,6 +96,8 @@ impl DirStats {
 pub struct DirReport {
     #[serde(flatten)]
     pub counters: Counters,
+    /// Frames still queued or propagating when the run ended (neither sent nor dropped).
+    pub held_at_end_pkts: u64,
     pub backlogged: Backlogged,
     pub lateness_ns: Summary,
     pub endpoints: Vec<EndpointReport>,
@@ -106,12 +110,28 @@ pub struct EndpointReport {
     pub added_delay_ns: Summary,
 }
 
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    Signal,
+    MaxDuration,
+    /// An interface went down or away (its namespace is being torn down).
+    InterfaceDown,
+}
+
 /// STATS.json.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub start_realtime_ns: u64,
     pub end_realtime_ns: u64,
     pub clock: &'static str,
+    pub stopped_by: Stop,
+    /// Frame buffers preallocated (shared by both directions).
+    pub pool_pkts: usize,
+    /// Time between consecutive iterations of the busy loop: its max shows whether the
+    /// emulator was preempted (another busy process on its CPU) or stalled.
+    pub loop_gap_ns: Summary,
     pub forward: DirReport,
     pub reverse: DirReport,
 }

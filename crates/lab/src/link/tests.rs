@@ -54,7 +54,7 @@ struct Run {
 /// lateness). Afterwards drain everything.
 fn drive(link: &mut Link, trace: &[Arrival], jitter: impl Fn(u64) -> u64) -> Run {
     let mut run = Run::default();
-    let mut send_due = |link: &mut Link, run: &mut Run, now_ns: u64| {
+    let send_due = |link: &mut Link, run: &mut Run, now_ns: u64| {
         link.advance(now_ns);
         while let Some(p) = link.pop_due(now_ns) {
             let actual_ns = p.release_ns + jitter(p.seq);
@@ -114,7 +114,7 @@ fn the_rate_check_holds_across_endpoints_of_different_delay() {
 fn added_delay_equals_the_endpoints_delay() {
     let mut link = Link::new(&droptail(1000), &[30 * MS, 5 * MS], 10_000);
     // Light load: every packet finds the queue empty.
-    let trace = overload(1000, 1 * MS, 2);
+    let trace = overload(1000, MS, 2);
     let run = drive(&mut link, &trace, |_| 0);
     assert_eq!(run.sent.len(), 1000);
     for (e, delay_ns) in [(0, 30 * MS), (1, 5 * MS)] {
