@@ -320,7 +320,7 @@ class LabRun:
         found: list[checks.Check | None] = [checks.own_drops(stats, kernel_drops)]
         for name, loss in (("forward", self.link["loss"]), ("reverse", self.link["reverse_loss"])):
             direction = stats[name]
-            found.append(checks.rate(direction, self.config[name]["rate_bps"], name))
+            found.append(checks.rate(direction, self._asked_rate_bps(name), name))
             found += checks.delays(direction, name)
             found.append(checks.lateness(direction, smallest_rtt_ns, name))
             found.append(checks.random_loss(direction, loss, name))
@@ -331,6 +331,12 @@ class LabRun:
         found.append(checks.reordering(_last_total(frames, "reord_seen")))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
         return [check for check in found if check is not None]
+
+    def _asked_rate_bps(self, direction: str) -> int | None:
+        """The scenario's rate (never the emulator's config: that is what is judged)."""
+        if direction == "reverse" and self.config["reverse"]["rate_bps"] is None:
+            return None
+        return int(self.link["rate_bps"])
 
     def _asked_sockets(self) -> dict[str, Any]:
         asked = {}
