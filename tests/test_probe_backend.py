@@ -12,8 +12,9 @@ import pytest
 import tcpeval
 from helpers import small_scenario
 from tcpeval.backends import probe
+from tcpeval.lab.netns import read_line
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.netns import read_line, secret_file
+from tcpeval.probe.netns import secret_file
 from tcpeval.scenario import ScenarioError
 
 

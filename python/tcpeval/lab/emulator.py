@@ -19,10 +19,9 @@ from typing import Any
 
 import pandas as pd
 
-from tcpeval.lab.netns import LabError, spawn, stop
+from tcpeval.lab.netns import LabError, read_line, spawn, stop
 from tcpeval.lab.topology import EMULATOR_CPU, Topology
 from tcpeval.probe.binary import find_binary
-from tcpeval.probe.netns import read_line
 
 BINARY = "tcpeval-lab"
 # The emulator exits on its own this long after the run should have ended.

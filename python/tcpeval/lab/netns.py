@@ -8,6 +8,7 @@ even by SIGKILL. A busy-polling emulator left running would otherwise spin forev
 from __future__ import annotations
 
 import ctypes
+import selectors
 import signal
 import subprocess
 from collections.abc import Sequence
@@ -79,6 +80,16 @@ def stop(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:
     for pipe in (process.stdout, process.stderr):
         if pipe is not None:
             pipe.close()
+
+
+def read_line(process: subprocess.Popen[str], timeout_s: float) -> str:
+    """The next line the process prints, or "" if none comes within `timeout_s`."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout_s):
+            return ""
+    return process.stdout.readline()
 
 
 def _die_with_parent() -> None:

@@ -26,12 +26,12 @@ import pandas as pd
 from tcpeval.lab import checks, emulator, kernel, sources
 from tcpeval.lab.emulator import Delay, Emulator
 from tcpeval.lab.ledger import Ledger, clean_stale, host_lock, new_prefix, read_sysctl
-from tcpeval.lab.netns import LabError, ns_sh, set_sysctls, spawn, stop
+from tcpeval.lab.netns import LabError, ns_sh, read_line, set_sysctls, spawn, stop
 from tcpeval.lab.topology import KERNEL_CPU, RECEIVER_IP, Host, build, mtu_for
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
 from tcpeval.probe.driver import result_from_raw
-from tcpeval.probe.netns import read_line, secret_file
+from tcpeval.probe.netns import secret_file
 from tcpeval.probe.settings import TcpSettings
 from tcpeval.result import FLOW_COLUMNS, Result
 from tcpeval.scenario import Scenario, describe, resolution

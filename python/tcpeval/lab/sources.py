@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcpeval.lab.netns import LabError, spawn, stop
+from tcpeval.lab.netns import LabError, read_line, spawn, stop
 from tcpeval.lab.topology import KERNEL_CPU, Topology
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.netns import read_line
 
 # IPv4 and UDP headers: the payload of a `packet_bytes` datagram is that much smaller.
 UDP_IP_HEADER_BYTES = 28

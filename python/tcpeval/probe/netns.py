@@ -10,13 +10,13 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-import selectors
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tcpeval.lab.netns import ns_sh, read_line, sh, spawn
 from tcpeval.probe import probe_binary
 
 _counter = itertools.count()
@@ -38,13 +38,10 @@ class Lab:
     processes: list[subprocess.Popen[str]] = field(default_factory=list)
 
     def sh(self, *command: str) -> str:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
-        if done.returncode:
-            raise RuntimeError(f"{' '.join(command)}: {done.stderr.strip()}")
-        return done.stdout
+        return sh(*command)
 
     def in_ns(self, ns: str, *command: str) -> str:
-        return self.sh("ip", "netns", "exec", ns, *command)
+        return ns_sh(ns, *command)
 
     def namespace(self, role: str) -> str:
         name = f"{self.prefix}{role}"
@@ -90,12 +87,7 @@ class Lab:
                 "limit", str(queue_bytes))  # fmt: skip
 
     def spawn(self, ns: str, *command: str) -> subprocess.Popen[str]:
-        process = subprocess.Popen(
-            ["ip", "netns", "exec", ns, *command],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process = spawn(ns, command)
         self.processes.append(process)
         return process
 
@@ -120,15 +112,6 @@ class Lab:
                     pipe.close()
         for ns in self.namespaces:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
-
-
-def read_line(process: subprocess.Popen[str], timeout_s: float) -> str:
-    assert process.stdout is not None
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        if not selector.select(timeout_s):
-            return ""
-    return process.stdout.readline()
 
 
 @contextmanager
