@@ -42,7 +42,8 @@ class Check:
     note: str = ""
 
     def failure(self) -> str:
-        return f"{self.name}: measured {self.measured}, asked {self.asked} ({self.tolerance})"
+        note = f"; {self.note}" if self.note else ""
+        return f"{self.name}: measured {self.measured}, asked {self.asked} ({self.tolerance}{note})"
 
 
 def rate(direction: dict[str, Any], rate_bps: int | None, name: str) -> Check | None:
@@ -70,10 +71,16 @@ def delays(direction: dict[str, Any], name: str) -> list[Check]:
     return checks
 
 
-def lateness(direction: dict[str, Any], smallest_rtt_ns: int, name: str) -> Check:
+def lateness(
+    direction: dict[str, Any], smallest_rtt_ns: int, name: str, steal_ms: float = 0.0
+) -> Check:
+    """The worst lateness; the note says how long the hypervisor held the emulator's CPU,
+    the usual cause of a stall on a virtual machine."""
     worst = direction["lateness_ns"]["max"] if direction["lateness_ns"]["count"] else 0
     bound = LATENESS_SHARE_OF_RTT * smallest_rtt_ns
-    return Check(f"{name} worst lateness (ns)", worst <= bound, worst, 0, f"≤ {bound:.0f} ns")
+    note = f"hypervisor steal on the emulator's CPU: {steal_ms:g} ms" if steal_ms else ""
+    label = f"{name} worst lateness (ns)"
+    return Check(label, worst <= bound, worst, 0, f"≤ {bound:.0f} ns", note)
 
 
 def random_loss(direction: dict[str, Any], loss: dict[str, Any], name: str) -> Check | None:

@@ -4,11 +4,13 @@ without the emulator deciding it (a per-CPU backlog overflowing, a veth refusing
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tcpeval.lab.netns import ns_sh
 
 SOFTNET_STAT = Path("/proc/net/softnet_stat")
+STAT = Path("/proc/stat")
 ALGORITHMS = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -16,6 +18,16 @@ def backlog_drops() -> int:
     """Packets dropped because a CPU's input backlog was full (second column, all CPUs).
     Host-wide: other traffic on the machine counts too, which errs on the side of caution."""
     return sum(int(line.split()[1], 16) for line in SOFTNET_STAT.read_text().splitlines())
+
+
+def steal_ms(cpu: int) -> float:
+    """Time the hypervisor gave this virtual CPU to someone else (8th field of its line in
+    /proc/stat, in clock ticks): the emulator stalls then, whatever it does."""
+    for line in STAT.read_text().splitlines():
+        fields = line.split()
+        if fields[0] == f"cpu{cpu}":
+            return int(fields[8]) * 1000 / os.sysconf("SC_CLK_TCK")
+    return 0.0
 
 
 def link_drops(veths: list[tuple[str, str]]) -> dict[str, int]:

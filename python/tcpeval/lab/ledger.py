@@ -49,6 +49,8 @@ class Ledger:
     namespaces: list[str] = field(default_factory=list)
     # Global (host-wide) sysctls this run changed → their values before.
     sysctls: dict[str, str] = field(default_factory=dict)
+    # Threads moved off the emulator's CPU → the CPUs they were allowed before.
+    affinities: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -70,13 +72,33 @@ class Ledger:
             self.save()
         write_sysctl(key, value)
 
+    def clear_cpu(self, cpu: int) -> int:
+        """Moves every thread that may run elsewhere off `cpu`, so that what runs there
+        next has it to itself; returns how many moved. Per-CPU kernel threads stay (they
+        can run nowhere else), as do threads the kernel will not move."""
+        for task in Path("/proc").glob("[0-9]*/task/[0-9]*"):
+            tid = int(task.name)
+            try:
+                allowed = os.sched_getaffinity(tid)
+                if cpu in allowed and len(allowed) > 1:
+                    os.sched_setaffinity(tid, allowed - {cpu})
+                    self.affinities[str(tid)] = sorted(allowed)
+            except OSError:
+                continue  # gone, or a kernel thread bound by the kernel
+        self.save()
+        return len(self.affinities)
+
     def undo(self) -> None:
-        """Kills what runs in the namespaces, deletes them, restores the settings."""
+        """Kills what runs in the namespaces, deletes them, restores the settings and the
+        threads' CPUs."""
         for ns in self.namespaces:
             _kill_all_in(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         for key, value in self.sysctls.items():
             write_sysctl(key, value)
+        for tid, allowed in self.affinities.items():
+            with suppress(OSError):
+                os.sched_setaffinity(int(tid), allowed)
         self.path.unlink(missing_ok=True)
 
     @classmethod
