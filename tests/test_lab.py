@@ -38,6 +38,24 @@ def run(data: dict):
     return backends.run(parse_scenario(data), LAB)
 
 
+# On a virtual machine the hypervisor stalls the emulator's vCPU for up to a few ms every
+# so often (a bare spin loop alone on the cleared CPU sees the same; docs/lab.md): the
+# worst-lateness check must void such a run, and does. A test that needs a valid run runs
+# the case again when lateness alone voided it; any other failed check fails the test.
+ATTEMPTS = 5
+LATENESS = "worst lateness"
+
+
+def valid_run(data: dict):
+    for _ in range(ATTEMPTS):
+        result = run(data)
+        failed = [c for c in checks_of(result).values() if not c["ok"]]
+        assert all(LATENESS in c["name"] for c in failed), failed
+        if not failed:
+            return result
+    raise AssertionError(f"{ATTEMPTS} runs voided by lateness: {failed}")
+
+
 def checks_of(result) -> dict[str, dict]:
     return {check["name"]: check for check in result.summary["backend"]["details"]["checks"]}
 
@@ -89,9 +107,8 @@ def test_refuses_what_it_cannot_do_by_name():
 
 
 def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
-    result = run(scenario())
+    result = valid_run(scenario())
     summary = result.summary
-    assert summary["backend"]["valid"], summary["backend"]["invalid_reason"]
     assert summary["bottleneck"]["utilization"] >= 0.9
     flow = summary["flows"][0]
     assert flow["cc"] == "cubic"
@@ -102,9 +119,8 @@ def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
 
 
 def test_two_reno_flows_share_the_link():
-    result = run(scenario(duration="30s", flow=[{"cc": "reno", "rtt": "40ms", "count": 2}]))
+    result = valid_run(scenario(duration="30s", flow=[{"cc": "reno", "rtt": "40ms", "count": 2}]))
     summary = result.summary
-    assert summary["backend"]["valid"], summary["backend"]["invalid_reason"]
     assert summary["jain_index"] >= 0.9
     assert [f["cc"] for f in summary["flows"]] == ["reno", "reno"]
 
