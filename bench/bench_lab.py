@@ -67,7 +67,8 @@ def measure(data: dict[str, Any], backend: str, seed: int) -> dict[str, Any]:
 def fidelity(cases: list[int], seconds: int, repeats: int) -> None:
     print(f"{seconds} s runs, {repeats} repeats; goodput in Mb/s (total of the flows; "
           "case 3: reno's share)")  # fmt: skip
-    header = f"{'case':5}{'stack':12}{'sim':>8}{'lab':>8}{'ratio':>7}{'jain sim':>9}"
+    print("lab: over its valid runs (over all runs when none was valid); ratio = lab / sim")
+    header = f"{'case':5}{'stack':12}{'sim':>8}{'lab':>8}{'ratio':>7}{'lab all':>8}{'jain sim':>9}"
     print(header + f"{'jain lab':>9}{'queue sim':>10}{'queue lab':>10}  lab voided")
     for number in cases:
         for stack in stacks_of(number):
@@ -75,9 +76,9 @@ def fidelity(cases: list[int], seconds: int, repeats: int) -> None:
             sim = [measure(data, "sim", seed) for seed in range(1, repeats + 1)]
             lab = [measure(data, "lab", seed) for seed in range(1, repeats + 1)]
             _print_row(number, stack, sim, lab)
-            for run in lab:
-                if not run["valid"]:
-                    print(f"      voided: {run['why']}")
+            voided = [run["why"] for run in lab if not run["valid"]]
+            for why in voided:
+                print(f"      voided: {why}")
         if number == 4:
             mathis = mathis_goodput_bps(MSS_BYTES, 0.060, 1e-3) / 1e6
             print(f"      Mathis at p=1e-3, 60 ms: {mathis:.1f} Mb/s")
@@ -94,7 +95,8 @@ def _print_row(number: int, stack: str, sim: list[dict], lab: list[dict]) -> Non
 
     valid = [r for r in lab if r["valid"]] or lab
     s, k = figure(sim), figure(valid)
-    print(f"{number:<5}{stack:12}{s:8.3g}{k:8.3g}{k / s:7.3f}{mean(sim, 'jain'):9.3f}"
+    every = figure(lab)
+    print(f"{number:<5}{stack:12}{s:8.3g}{k:8.3g}{k / s:7.3f}{every:8.3g}{mean(sim, 'jain'):9.3f}"
           f"{mean(valid, 'jain'):9.3f}{mean(sim, 'queue'):10.1f}{mean(valid, 'queue'):10.1f}"
           f"  {len(lab) - len([r for r in lab if r['valid']])}/{len(lab)}")  # fmt: skip
 
