@@ -60,7 +60,7 @@ class Group:
 
 @dataclass
 class LabFlow:
-    """One flow: one probe client, its raw output, and when it was started."""
+    """One flow: its probe client's settings and raw output."""
 
     id: int
     group: Group
