@@ -59,8 +59,8 @@ def measure(data: dict[str, Any], backend: str, seed: int) -> dict[str, Any]:
         "goodput": [f["goodput_mbps"] for f in flows],
         "jain": summary["jain_index"],
         "queue": summary["bottleneck"]["mean_queue_pkts"],
-        "valid": summary["backend"]["valid"],
-        "why": summary["backend"]["invalid_reason"],
+        "valid": summary["backend"].get("valid", True),
+        "why": summary["backend"].get("invalid_reason"),
     }
 
 
@@ -102,7 +102,7 @@ def _print_row(number: int, stack: str, sim: list[dict], lab: list[dict]) -> Non
 
 
 def capacity(seconds: int) -> None:
-    print("one cubic flow, queue 1 BDP: rate asked → delivered, lab valid?")
+    print("one cubic flow, queue 1 BDP: rate asked → goodput, the self-check's verdict")
     for rtt in ("100ms", "300ms"):
         for rate_mbps in (100, 200, 500, 800, 1000, 1500, 2000):
             data = {
@@ -111,11 +111,11 @@ def capacity(seconds: int) -> None:
                 "bottleneck": {"rate": f"{rate_mbps}Mbps", "queue": "100%bdp"},
                 "flow": [{"cc": "cubic", "rtt": rtt}],
             }
+            # Every rate is tried: a stall of the VM voids a run at any rate (docs/lab.md),
+            # so the first invalid run is not yet the ceiling; the reasons tell them apart.
             run = measure(data, "lab", 1)
             verdict = "valid" if run["valid"] else f"INVALID: {run['why']}"
             print(f"{rtt:>6} {rate_mbps:5} Mb/s → {sum(run['goodput']):7.1f} Mb/s  {verdict}")
-            if not run["valid"]:
-                break
 
 
 def main() -> None:
