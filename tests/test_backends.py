@@ -18,6 +18,7 @@ from tcpeval import backends
 from tcpeval.backends import Problem, refusals
 from tcpeval.cli import app
 from tcpeval.compare import compare_backends
+from tcpeval.report.dataset import ReportError
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario, ScenarioError, parse_scenario
 from tcpeval.suites.runner import run_suite
@@ -127,6 +128,18 @@ def test_a_suite_leaves_out_the_runs_a_backend_voids_and_the_report_lists_them(
     page = report.path.read_text()
     assert f"{len(voided)} runs invalid, left out" in page
     assert "rate missed by 3%" in page
+
+
+def test_a_suite_whose_every_run_was_voided_loads_and_says_why_it_has_no_report(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ReportError, match=r"no successful runs .*\d+ runs voided"):
+        run_suite(
+            "window", "cubic", tmp_path / "s", baseline="cubic", quick=True, jobs=1,
+            backend=VoidsCubic(),
+        )  # fmt: skip
+    runs = tcpeval.load(tmp_path / "s")
+    assert not runs["valid"].any()
 
 
 def test_a_registered_backend_is_compared_and_its_difference_flagged(halved: Halved) -> None:

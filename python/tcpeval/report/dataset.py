@@ -102,7 +102,9 @@ def load_report_data(directory: str | Path, baseline: str | None = None) -> Repo
     found = {path: _section(path, tests.get(path.name)) for path in _sweep_dirs(directory, tests)}
     sections = [section for section in found.values() if section is not None]
     if not sections:
-        raise ReportError(f"{directory}: has no successful runs to report on")
+        voided = sum(len(_invalid_runs(tcpeval.load(path))) for path in found if _has_runs(path))
+        why = f" ({voided} runs voided by the backend's self-check)" if voided else ""
+        raise ReportError(f"{directory}: has no successful runs to report on{why}")
     empty = [path.name for path, section in found.items() if section is None]
     stacks = sorted({s for section in sections for s in section.stacks})
     if baseline is not None and baseline not in stacks:
@@ -147,6 +149,11 @@ def _section(path: Path, test: dict[str, Any] | None) -> Section | None:
     description = "" if test is None else str(test.get("description", ""))
     test_name = None if test is None else name
     return Section(name, path, frame, axes, description, test_name, invalid)
+
+
+def _has_runs(path: Path) -> bool:
+    frame = tcpeval.load(path)
+    return isinstance(frame, pd.DataFrame) and not frame.empty
 
 
 def _invalid_runs(frame: pd.DataFrame) -> dict[str, str]:

@@ -72,6 +72,7 @@ def write_measures(test_dir: Path, test: SuiteTest) -> pd.DataFrame:
             continue  # counted and shown by the report (report/dataset.py)
         values = measure(result)
         rows.append({"run_id": params["run_id"], **values})
-    table = pd.DataFrame(rows)
+    # Every run voided or failed: still a table, with the column runs are joined on.
+    table = pd.DataFrame(rows) if rows else pd.DataFrame({"run_id": pd.Series(dtype=str)})
     publish_file(test_dir / MEASURES_FILE, table)
     return table
