@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 
 from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.lab import kernel
 from tcpeval.probe import TcpSettings, run_tcp
 from tcpeval.probe.binary import probe_binary
 from tcpeval.result import Result
@@ -23,7 +24,6 @@ from tcpeval.units import Rate
 
 SERVER = "TCPEVAL_PROBE_SERVER"
 SECRET_FILE = "TCPEVAL_PROBE_SECRET_FILE"
-KERNEL_ALGORITHMS = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
 EMULATED = "a real path has its own"
 REFUSED = {
@@ -71,11 +71,7 @@ class Probe:
         return None
 
     def algorithms(self) -> list[str]:
-        try:
-            with open(KERNEL_ALGORITHMS) as available:
-                return available.read().split()
-        except OSError:
-            return []
+        return kernel.algorithms()
 
     def refused_keys(self) -> Mapping[str, str]:
         return REFUSED

@@ -49,7 +49,8 @@ def config(
         if link["queue_pkts"] is not None
         else {"bytes": link["queue_bytes"]}
     )
-    forward = _direction(link["rate_bps"], limit, _aqm(link["aqm"]), link["loss"], 1)
+    aqm = _variant(link["aqm"], "name", "droptail")
+    forward = _direction(link["rate_bps"], limit, aqm, link["loss"], 1)
     reverse = _direction(
         link["rate_bps"] if reverse_queue else None, limit, "droptail", link["reverse_loss"], 2
     )
@@ -80,23 +81,17 @@ def _direction(
         "rate_bps": rate_bps,
         "limit": limit,
         "aqm": aqm,
-        "loss": _loss(loss),
+        "loss": _variant(loss, "model", "none"),
         "seed": stream,
     }
 
 
-def _aqm(aqm: dict[str, Any]) -> Any:
-    if aqm["name"] == "droptail":
-        return "droptail"
-    params = {key: value for key, value in aqm.items() if key != "name"}
-    return {aqm["name"]: params}
-
-
-def _loss(loss: dict[str, Any]) -> Any:
-    if loss["model"] == "none":
-        return "none"
-    params = {key: value for key, value in loss.items() if key != "model"}
-    return {loss["model"]: params}
+def _variant(entry: dict[str, Any], tag: str, bare: str) -> Any:
+    """The resolved scenario's tagged entry, e.g. {"model": "bernoulli", "p": 0.01}, in the
+    emulator's form {"bernoulli": {"p": 0.01}}; the variant without parameters as its name."""
+    if entry[tag] == bare:
+        return bare
+    return {entry[tag]: {key: value for key, value in entry.items() if key != tag}}
 
 
 class Emulator:

@@ -17,6 +17,9 @@ from tcpeval.backends.protocol import BackendError
 
 PR_SET_PDEATHSIG = 1
 COMMAND_TIMEOUT_S = 30
+# What the probe's listening endpoints (serve, cbr-sink) print once bound, then HOST:PORT.
+LISTENING = "listening on "
+LISTEN_TIMEOUT_S = 5
 
 
 class LabError(BackendError):
@@ -90,6 +93,19 @@ def read_line(process: subprocess.Popen[str], timeout_s: float) -> str:
         if not selector.select(timeout_s):
             return ""
     return process.stdout.readline()
+
+
+def listening_address(process: subprocess.Popen[str], what: str) -> str:
+    """The HOST:PORT a probe endpoint says it listens on; if it does not say so in time, it
+    is stopped and LabError names `what` with what it said instead."""
+    line = read_line(process, LISTEN_TIMEOUT_S)
+    if not line.startswith(LISTENING):
+        said = (
+            process.stderr.read().strip() if process.stderr and process.poll() is not None else ""
+        )
+        stop(process)
+        raise LabError(f"{what} did not start: {(line.strip() or said)!r}")
+    return line.removeprefix(LISTENING).strip()
 
 
 def _die_with_parent() -> None:

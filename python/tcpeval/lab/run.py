@@ -23,7 +23,7 @@ import pandas as pd
 from tcpeval.lab import checks, emulator, kernel, sources
 from tcpeval.lab.emulator import Delay, Emulator
 from tcpeval.lab.ledger import Ledger, clean_stale, host_lock, new_prefix, read_sysctl
-from tcpeval.lab.netns import LabError, ns_sh, read_line, set_sysctls, spawn, stop
+from tcpeval.lab.netns import LabError, listening_address, ns_sh, set_sysctls, spawn, stop
 from tcpeval.lab.topology import EMULATOR_CPU, KERNEL_CPU, RECEIVER_IP, Host, build, mtu_for
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
@@ -195,11 +195,7 @@ class LabRun:
             "--max-duration-s", str(limit_s),
         ]  # fmt: skip
         process = spawn(self.topology.receiver.ns, command, cpu=KERNEL_CPU)
-        line = read_line(process, timeout_s=5)
-        if not line.startswith("listening on "):
-            stop(process)
-            raise LabError(f"the probe server did not start: {line.strip()!r}")
-        return process, line.removeprefix("listening on ").strip()
+        return process, listening_address(process, "the probe server")
 
     # Traffic
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcpeval.lab.netns import LabError, read_line, spawn, stop
+from tcpeval.lab.netns import LabError, listening_address, spawn, stop
 from tcpeval.lab.topology import KERNEL_CPU, Topology
 from tcpeval.probe.binary import probe_binary
 
@@ -77,10 +77,7 @@ def start_sinks(sources: list[Source], topology: Topology, directory: Path) -> l
         ]  # fmt: skip
         process = spawn(sink_ns, command, cpu=KERNEL_CPU)
         sinks.append(Sink(source, process))
-        line = read_line(process, timeout_s=5)
-        if not line.startswith("listening on "):
-            raise LabError(f"cbr[{source.index}]: the sink did not start: {line.strip()!r}")
-        source.sink_address = line.removeprefix("listening on ").strip()
+        source.sink_address = listening_address(process, f"cbr[{source.index}]: the sink")
     return sinks
 
 

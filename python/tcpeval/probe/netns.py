@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcpeval.lab.netns import ns_sh, read_line, sh, spawn
+from tcpeval.lab.netns import listening_address, ns_sh, sh, spawn
 from tcpeval.probe import probe_binary
 
 _counter = itertools.count()
@@ -97,10 +97,7 @@ class Lab:
             ns, str(probe_binary()), "serve", "--listen", f"{ip}:0", "--secret-file", str(secret),
             *limits,
         )  # fmt: skip
-        line = read_line(process, timeout_s=5)
-        if not line.startswith("listening on "):
-            raise RuntimeError(f"server did not start: {line!r} {process.stderr.read()}")
-        return line.removeprefix("listening on ").strip()
+        return listening_address(process, "the probe server")
 
     def close(self) -> None:
         for process in self.processes:
