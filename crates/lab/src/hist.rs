@@ -29,6 +29,7 @@ pub struct Summary {
     pub min: Option<u64>,
     pub p50: Option<u64>,
     pub p99: Option<u64>,
+    pub p999: Option<u64>,
     pub max: Option<u64>,
     pub count: u64,
 }
@@ -79,6 +80,7 @@ impl Histogram {
             min: (!empty).then_some(self.min),
             p50: self.quantile(0.5),
             p99: self.quantile(0.99),
+            p999: self.quantile(0.999),
             max: (!empty).then_some(self.max),
             count: self.count,
         }

@@ -5,7 +5,8 @@ are kept (for a look) but suites and comparisons leave it out.
 Tolerances (docs/lab.md, "The self-check"):
 - rate: the rate delivered while the queue was backlogged within ±2% of the asked rate;
 - delay: per host, the p99 of the delay added beyond queueing within 0.5 ms of the asked
-  one-way delay, and the worst lateness of any packet under 2% of the smallest RTT;
+  one-way delay, and the p99.9 lateness of the packets under 2% of the smallest RTT (a run
+  is mis-timed when a share of its traffic is; the worst lateness, one stall, is stated);
 - random loss: Bernoulli drops within the binomial 99% interval of the asked probability;
 - the emulator's own losses (its ring, its sends, its buffer pool, frames that were not one
   packet) and the kernel's outside the bottleneck (backlog and veth drops): zero;
@@ -74,13 +75,19 @@ def delays(direction: dict[str, Any], name: str) -> list[Check]:
 def lateness(
     direction: dict[str, Any], smallest_rtt_ns: int, name: str, steal_ms: float = 0.0
 ) -> Check:
-    """The worst lateness; the note says how long the hypervisor held the emulator's CPU,
-    the usual cause of a stall on a virtual machine."""
-    worst = direction["lateness_ns"]["max"] if direction["lateness_ns"]["count"] else 0
+    """The p99.9 lateness. A hypervisor stalls a virtual machine's vCPU for a few ms every
+    so often (docs/lab.md): that delays the few hundred packets of one stall, which the
+    worst lateness shows and the note states, but not the run's timing as a whole. Lateness
+    that touches more than one packet in a thousand (the emulator sharing its CPU, a relay
+    too slow for the rate) voids the run."""
+    summary = direction["lateness_ns"]
+    p999 = summary["p999"] if summary["count"] else 0
     bound = LATENESS_SHARE_OF_RTT * smallest_rtt_ns
-    note = f"hypervisor steal on the emulator's CPU: {steal_ms:g} ms" if steal_ms else ""
-    label = f"{name} worst lateness (ns)"
-    return Check(label, worst <= bound, worst, 0, f"≤ {bound:.0f} ns", note)
+    worst = f"worst {summary['max'] / 1e6:.2f} ms" if summary["count"] else ""
+    steal = f"hypervisor steal on the emulator's CPU: {steal_ms:g} ms" if steal_ms else ""
+    note = "; ".join(part for part in (worst, steal) if part)
+    label = f"{name} p99.9 lateness (ns)"
+    return Check(label, p999 <= bound, p999, 0, f"≤ {bound:.0f} ns", note)
 
 
 def random_loss(direction: dict[str, Any], loss: dict[str, Any], name: str) -> Check | None:
