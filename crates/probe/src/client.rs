@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
 use crate::auth::{self, Secret};
+use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
 use crate::error::{ProbeError, ProtoError, Result};
 use crate::proto::{self, Message, TcpRequest, MAX_RESULTS_FRAME_BYTES, PROTOCOL_VERSION};
@@ -197,6 +198,7 @@ pub(crate) struct LocalRun {
     interrupted: bool,
     /// The wall-clock time the stream and sample times count from.
     start_unix_ns: u64,
+    cpu: CpuReport,
 }
 
 pub(crate) fn run_local_streams(
@@ -216,6 +218,7 @@ pub(crate) fn run_local_streams(
     let sampler = options
         .sample
         .then(|| Sampler::start(clones, start, interval));
+    let cpu = CpuSampler::start(start);
     let counters: Vec<Counters> = streams.iter().map(|_| Counters::default()).collect();
     let stop = AtomicBool::new(false);
     let per_stream_bytes = request
@@ -252,6 +255,7 @@ pub(crate) fn run_local_streams(
         }
     });
     let history = sampler.map(Sampler::finish).unwrap_or_default();
+    let cpu = cpu.finish();
     let t_ns = start.elapsed().as_nanos() as u64;
     let final_samples = streams
         .iter()
@@ -265,6 +269,7 @@ pub(crate) fn run_local_streams(
         final_samples,
         interrupted: interrupted.load(Ordering::Relaxed),
         start_unix_ns,
+        cpu,
     }
 }
 
@@ -424,6 +429,7 @@ pub(crate) fn build_report(
             p.samples.clear();
             p
         }),
+        cpu: Some(local.cpu),
         extra: serde_json::Value::Null,
     };
     (report, sender_samples, receiver_samples)

@@ -6,7 +6,9 @@
 mod auth;
 mod cbr;
 mod client;
+mod cpu;
 mod datapath;
+mod disk;
 mod error;
 mod iperf3;
 mod proto;
@@ -56,6 +58,8 @@ enum Command {
     Cbr(CbrArgs),
     /// Receive a `cbr` sender's datagrams and count them; never replies.
     CbrSink(CbrSinkArgs),
+    /// Sequential write and read rates of a file system, page cache dropped or bypassed.
+    Disk(DiskArgs),
 }
 
 #[derive(Args)]
@@ -204,6 +208,24 @@ struct CbrSinkArgs {
     out: PathBuf,
 }
 
+#[derive(Args)]
+struct DiskArgs {
+    /// A directory on the file system to measure (a scratch file is made and removed there).
+    #[arg(long)]
+    path: PathBuf,
+    #[arg(long, default_value_t = 4 << 30)]
+    size_bytes: u64,
+    /// Comma-separated block sizes, one pass each.
+    #[arg(long, value_delimiter = ',', default_value = "1048576")]
+    block_bytes: Vec<u64>,
+    /// Also run each block size with O_DIRECT.
+    #[arg(long)]
+    direct: bool,
+    /// JSON report file.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let interrupted = Arc::new(AtomicBool::new(false));
@@ -282,6 +304,16 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
                 out: args.out,
             };
             cbr::run_sink(&options, interrupted).map(|_| ())
+        }
+        Command::Disk(args) => {
+            report::file_name(&args.out)?;
+            let request = disk::DiskRequest {
+                size_bytes: args.size_bytes,
+                block_bytes: args.block_bytes,
+                direct: args.direct,
+            };
+            let measured = disk::measure(&args.path, &request, interrupted)?;
+            report::write_json_file(&args.out, &measured)
         }
     }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu::CpuReport;
 use crate::error::{ProbeError, Result};
 use crate::proto::TcpRequest;
 use crate::sample::{self, Sample};
@@ -69,6 +70,9 @@ pub struct PeerReport {
     pub warnings: Vec<String>,
     /// True when the server ended the test on its own limits.
     pub cut_by_limits: bool,
+    /// The server's CPUs during a TCP test.
+    #[serde(default)]
+    pub cpu: Option<CpuReport>,
 }
 
 /// The client's stream: what it asked, what it got, what it moved.
@@ -109,6 +113,8 @@ pub struct TcpRunReport {
     pub warnings: Vec<String>,
     pub streams: Vec<ClientStream>,
     pub peer: Option<PeerReport>,
+    /// This end's CPUs during the test (the server's are in `peer`).
+    pub cpu: Option<CpuReport>,
     /// Extra figures a mode reports (iperf3's own numbers in `--iperf3` mode).
     pub extra: serde_json::Value,
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::auth::{self, Secret, CHALLENGE_BYTES};
+use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
 use crate::error::{ProbeError, ProtoError, Result};
 use crate::proto::{self, Message, TcpRequest, MAX_REQUEST_FRAME_BYTES, PROTOCOL_VERSION};
@@ -440,6 +441,7 @@ fn serve_tcp(mut control: TcpStream, request: &TcpRequest, limits: &Limits) -> R
         missed_ticks: run.history.missed_ticks,
         warnings,
         cut_by_limits: run.cut_by_limits,
+        cpu: Some(run.cpu),
         ..PeerReport::default()
     };
     proto::send(&mut control, &Message::Results(Box::new(report)))?;
@@ -450,6 +452,7 @@ struct StreamsRun {
     counters: Vec<Counters>,
     history: sample::History,
     cut_by_limits: bool,
+    cpu: CpuReport,
 }
 
 /// Runs the server's end of every stream until the client ends, stops, or a limit is hit.
@@ -483,6 +486,7 @@ fn run_tcp_streams(
         .map(|b| b.div_ceil(u64::from(request.streams)));
     let done = AtomicUsize::new(0);
     let mut cut_by_limits = false;
+    let cpu = CpuSampler::start(start);
     thread::scope(|scope| {
         for (socket, counters) in joined.iter().zip(&counters) {
             let done = &done;
@@ -527,6 +531,7 @@ fn run_tcp_streams(
         counters,
         history,
         cut_by_limits,
+        cpu: cpu.finish(),
     }
 }
 
