@@ -19,6 +19,7 @@ from tcpeval import backends
 from tcpeval.backends.protocol import BackendError
 from tcpeval.compare import compare_backends, write_comparison
 from tcpeval.demo import run_examples
+from tcpeval.diagnose.cli import diagnose_command
 from tcpeval.lab.cli import lab_app
 from tcpeval.layout import SUMMARY_FILE
 from tcpeval.probe.cli import probe_app
@@ -47,6 +48,7 @@ cc_app = typer.Typer(help="Congestion-control algorithms of the simulator.", no_
 app.add_typer(cc_app, name="cc")
 app.add_typer(probe_app, name="probe")
 app.add_typer(lab_app, name="lab")
+app.command("diagnose")(diagnose_command)
 
 console = Console()
 

@@ -1,7 +1,9 @@
 //! What the CPUs did during a test, on one end: each core's busy and softirq shares
-//! (`/proc/stat`), this process's busiest thread (`/proc/self/task/*/stat`), and the time its
-//! cgroup's CPU quota held it back (`cpu.stat`). A transfer is CPU-limited when the link is not
-//! full and one of these is near its ceiling (docs/diagnose.md).
+//! (`/proc/stat`); per thread of this process, the time it ran and the time it was runnable but
+//! waited for a CPU (`/proc/self/task/*/schedstat`: a quota that throttles the cgroup and other
+//! programs on the same core both show there); and the time its cgroup's CPU quota held it back
+//! (`cpu.stat`, when that file is visible). A transfer is CPU-limited when the link is not full
+//! and one of these is near its ceiling (docs/diagnose.md).
 //!
 //! Sampled every `INTERVAL` by a thread of its own, so a short burst near 100% is not averaged
 //! away over the test; the report keeps each interval and the means.
@@ -16,9 +18,6 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub const INTERVAL: Duration = Duration::from_millis(250);
-/// The unit of `/proc` tick counts: USER_HZ, which the kernel fixes at 100 for user space on
-/// every architecture it exports /proc/stat from (proc(5), `sysconf(_SC_CLK_TCK)`).
-const USER_HZ: f64 = 100.0;
 
 /// One interval's shares, each in [0, 1] of one core (or of the wall time).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
@@ -30,6 +29,9 @@ pub struct CpuInterval {
     pub core_softirq: Vec<f64>,
     /// The busiest thread of this process, as a share of one core.
     pub busiest_thread: f64,
+    /// The thread of this process that waited longest for a CPU while runnable, as a share
+    /// of the interval.
+    pub most_waiting_thread: f64,
     /// All of this process's threads, in cores.
     pub process_cores: f64,
     /// The share of the interval this process's cgroup was throttled by its CPU quota;
@@ -51,8 +53,8 @@ struct Snapshot {
     at: Option<Instant>,
     /// Per core: (busy, softirq, total) in clock ticks.
     cores: Vec<(u64, u64, u64)>,
-    /// Per thread id: user + system clock ticks.
-    threads: Vec<(u32, u64)>,
+    /// Per thread id: (ns on a CPU, ns runnable and waiting).
+    threads: Vec<(u32, (u64, u64))>,
     throttled_ns: Option<u64>,
 }
 
@@ -105,7 +107,7 @@ fn snapshot(cgroup: Option<&CpuCgroup>) -> Snapshot {
         cores: fs::read_to_string("/proc/stat")
             .map(|text| parse_cores(&text))
             .unwrap_or_default(),
-        threads: thread_ticks(),
+        threads: thread_schedstats(),
         throttled_ns: cgroup.and_then(CpuCgroup::throttled_ns),
     }
 }
@@ -129,18 +131,17 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
         .zip(&after.cores)
         .map(|(b, a)| share(*b, *a))
         .unzip();
-    let thread_deltas: Vec<f64> = after
+    let (running, waiting): (Vec<f64>, Vec<f64>) = after
         .threads
         .iter()
-        .map(|(tid, ticks)| {
-            let earlier = before
-                .threads
-                .iter()
-                .find(|(t, _)| t == tid)
-                .map_or(0, |t| t.1);
-            ticks.saturating_sub(earlier) as f64 / USER_HZ / wall_s
+        .map(|(tid, (ran_ns, waited_ns))| {
+            let earlier = before.threads.iter().find(|(t, _)| t == tid);
+            let (ran0, waited0) = earlier.map_or((0, 0), |t| t.1);
+            let share = |now: u64, then: u64| now.saturating_sub(then) as f64 / 1e9 / wall_s;
+            (share(*ran_ns, ran0), share(*waited_ns, waited0))
         })
-        .collect();
+        .unzip();
+    let max = |values: &[f64]| values.iter().copied().fold(0.0, f64::max).min(1.0);
     let throttled = match (before.throttled_ns, after.throttled_ns) {
         (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 / 1e9 / wall_s).min(1.0)),
         _ => None,
@@ -149,8 +150,9 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
         t_ns,
         core_busy,
         core_softirq,
-        busiest_thread: thread_deltas.iter().copied().fold(0.0, f64::max).min(1.0),
-        process_cores: thread_deltas.iter().sum(),
+        busiest_thread: max(&running),
+        most_waiting_thread: max(&waiting),
+        process_cores: running.iter().sum(),
         throttled,
     })
 }
@@ -175,8 +177,9 @@ fn parse_cores(text: &str) -> Vec<(u64, u64, u64)> {
         .collect()
 }
 
-/// User + system ticks of every thread of this process (proc(5), fields 14 and 15).
-fn thread_ticks() -> Vec<(u32, u64)> {
+/// Per thread of this process: ns on a CPU and ns runnable but waiting (the first two fields
+/// of `schedstat`, Documentation/scheduler/sched-stats.rst).
+fn thread_schedstats() -> Vec<(u32, (u64, u64))> {
     let Ok(entries) = fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };
@@ -184,20 +187,15 @@ fn thread_ticks() -> Vec<(u32, u64)> {
         .filter_map(|entry| {
             let entry = entry.ok()?;
             let tid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = fs::read_to_string(entry.path().join("stat")).ok()?;
-            Some((tid, parse_thread_ticks(&stat)?))
+            let text = fs::read_to_string(entry.path().join("schedstat")).ok()?;
+            Some((tid, parse_schedstat(&text)?))
         })
         .collect()
 }
 
-/// The command name is in parentheses and may hold spaces: count fields after the last `)`.
-fn parse_thread_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some((fields.next()??, fields.next()??))
 }
 
 /// The `cpu.stat` of this process's CPU cgroup, v2 (`throttled_usec`) or v1 (`throttled_time`,
@@ -285,9 +283,12 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_name_with_spaces_and_parentheses_does_not_shift_the_fields() {
-        let stat = "42 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 30 12 0 0 20 0 1 0";
-        assert_eq!(parse_thread_ticks(stat), Some(42));
+    fn schedstat_gives_running_and_waiting_ns() {
+        assert_eq!(
+            parse_schedstat("302871830 777212251 857\n"),
+            Some((302871830, 777212251))
+        );
+        assert_eq!(parse_schedstat("12"), None);
     }
 
     #[test]

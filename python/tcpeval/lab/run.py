@@ -14,6 +14,8 @@ import json
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,19 +71,47 @@ class LabFlow:
     raw: Path | None = None
 
 
+@dataclass(frozen=True)
+class PathEnds:
+    """Where a caller's own traffic enters and leaves an emulated path."""
+
+    sender_ns: str
+    sender_ip: str
+    receiver_ns: str
+    receiver_ip: str
+
+
 def run_lab(scenario: Scenario) -> Result:
     """Runs `scenario` in the lab of this host (root); one run at a time."""
     started = time.monotonic()
+    with _session() as (ledger, tmp):
+        result = LabRun(scenario, ledger, tmp).run()
+    result.summary["backend"]["wall_seconds"] = time.monotonic() - started
+    return result
+
+
+@contextmanager
+def emulated_path(scenario: Scenario) -> Iterator[PathEnds]:
+    """The scenario's path between its first group's namespace and the receiver, emulated
+    for the scenario's duration, with no traffic of its own: for tools that bring theirs
+    (`tcpeval diagnose` is tested on it). Everything is removed on the way out."""
+    with _session() as (ledger, tmp):
+        lab = LabRun(scenario, ledger, tmp)
+        with lab.path() as ends:
+            yield ends
+
+
+@contextmanager
+def _session() -> Iterator[tuple[Ledger, Path]]:
+    """The host's lab to ourselves, and every change to it undone afterwards."""
     with host_lock(LOCK_WAIT_S), tempfile.TemporaryDirectory(prefix="tcpeval-lab-") as tmp:
         clean_stale()
         ledger = Ledger(new_prefix())
         ledger.save()
         try:
-            result = LabRun(scenario, ledger, Path(tmp)).run()
+            yield ledger, Path(tmp)
         finally:
             ledger.undo()
-    result.summary["backend"]["wall_seconds"] = time.monotonic() - started
-    return result
 
 
 class LabRun:
@@ -102,10 +132,7 @@ class LabRun:
         self.secret = secret_file(tmp)
 
     def run(self) -> Result:
-        mtus = [mtu_for(g.first["mss_bytes"]) for g in self.groups]
-        self.topology = build(self.ledger, mtus, [s.mtu_bytes for s in self.cbr])
-        for group, host in zip(self.groups, self.topology.senders, strict=True):
-            group.host = host
+        self._build()
         asked, granted = self._configure_hosts()
         server, address = self._server()
         try:
@@ -115,6 +142,28 @@ class LabRun:
             stop(server)
         source_reports = sources.collect(sinks)
         return self._result(*measured, source_reports, asked, granted)
+
+    @contextmanager
+    def path(self) -> Iterator[PathEnds]:
+        """The hosts configured and the emulator running, for someone else's traffic."""
+        self._build()
+        self._configure_hosts()
+        self.ledger.clear_cpu(EMULATOR_CPU)
+        emu = Emulator(self.topology, self._emulator_config(), self.tmp)
+        sender = self.topology.senders[0]
+        receiver = self.topology.receiver
+        try:
+            yield PathEnds(sender.ns, sender.ip, receiver.ns, receiver.ip)
+        except BaseException:
+            emu.kill()
+            raise
+        emu.finish()
+
+    def _build(self) -> None:
+        mtus = [mtu_for(g.first["mss_bytes"]) for g in self.groups]
+        self.topology = build(self.ledger, mtus, [s.mtu_bytes for s in self.cbr])
+        for group, host in zip(self.groups, self.topology.senders, strict=True):
+            group.host = host
 
     def _measure(self, address: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, int]]:
         """Runs the traffic through the emulator: its statistics, its samples and the

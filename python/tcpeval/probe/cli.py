@@ -15,9 +15,16 @@ import typer
 from pydantic import BaseModel, ValidationError
 
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.driver import ProbeError, percentile_table, run_rr, run_tcp, run_udp
-from tcpeval.probe.plots import write_rr_plot, write_udp_plot
-from tcpeval.probe.settings import RrSettings, TcpSettings, UdpSettings
+from tcpeval.probe.driver import (
+    ProbeError,
+    percentile_table,
+    run_disk,
+    run_rr,
+    run_tcp,
+    run_udp,
+)
+from tcpeval.probe.plots import write_disk_plot, write_rr_plot, write_udp_plot
+from tcpeval.probe.settings import DiskSettings, RrSettings, TcpSettings, UdpSettings
 from tcpeval.report.plots import write_plots
 
 USAGE_ERROR = 2
@@ -202,3 +209,28 @@ def rr(
     write_rr_plot(report, out)
     table = ", ".join(f"p{p:g} {ms:.2f} ms" for p, ms in percentile_table(report))
     typer.echo(f"{len(report['exchanges'])} exchanges: {table} → {out}")
+
+
+@probe_app.command()
+def disk(
+    path: Annotated[Path, typer.Argument(help="A directory on the file system to measure.")],
+    out: Out,
+    size: Annotated[str, typer.Option(help="Written and read per pass, e.g. 4GB.")] = "4GB",
+    block: Annotated[
+        str, typer.Option(help="Block size or a list, e.g. 64KiB,1MiB,16MiB.")
+    ] = "1MiB",
+    direct: Annotated[bool, typer.Option(help="Also measure with O_DIRECT.")] = False,
+) -> None:
+    """Sequential write (with sync) and read rates, page cache dropped or bypassed."""
+    settings = _settings(DiskSettings, path=str(path), size=size, block=block, direct=direct)
+    try:
+        report = run_disk(settings, out)
+    except ProbeError as e:
+        _fail(str(e))
+    write_disk_plot(report, out)
+    for p in report["passes"]:
+        mode = "direct" if p["direct"] else "buffered"
+        typer.echo(
+            f"block {p['block_bytes'] / 1024:8.0f} KiB {mode:8}: write {p['write_bps'] / 1e6:9.1f}"
+            f" Mb/s, read {p['read_bps'] / 1e6:9.1f} Mb/s"
+        )

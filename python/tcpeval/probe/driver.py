@@ -26,7 +26,7 @@ import pandas as pd
 from tcpeval.backends.protocol import BackendError
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.settings import RrSettings, TcpSettings, UdpSettings
+from tcpeval.probe.settings import DiskSettings, RrSettings, TcpSettings, UdpSettings
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
 
 # Linux's TCP_INFINITE_SSTHRESH (include/net/tcp.h): ssthresh not yet set.
@@ -92,6 +92,13 @@ def run_rr(settings: RrSettings, out: Path, wrapper: Sequence[str] = ()) -> dict
     out.mkdir(parents=True, exist_ok=True)
     _run("rr", settings.arguments(), out, wrapper)
     return json.loads((out / "rr.json").read_text())
+
+
+def run_disk(settings: DiskSettings, out: Path, wrapper: Sequence[str] = ()) -> dict[str, Any]:
+    """Runs the disk test; writes disk.json into `out`; returns the report."""
+    out.mkdir(parents=True, exist_ok=True)
+    _run("disk", settings.arguments(), out / "disk.json", wrapper)
+    return json.loads((out / "disk.json").read_text())
 
 
 def flows_frame(samples: pd.DataFrame) -> pd.DataFrame:
@@ -232,6 +239,8 @@ def _details(report: dict[str, Any], settings: TcpSettings, samples: pd.DataFram
         "expected_samples_per_stream": int(expected),
         "missed_ticks": report["missed_ticks"],
         "cut_by_server_limits": bool(peer.get("cut_by_limits", False)),
+        # Each end's CPUs during the test (crates/probe/src/cpu.rs).
+        "cpu": {"client": report.get("cpu"), "server": peer.get("cpu")},
     }
 
 

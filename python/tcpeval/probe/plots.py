@@ -54,3 +54,28 @@ def write_rr_plot(report: dict[str, Any], directory: Path) -> Path:
     path = directory / "rr.png"
     figure.savefig(path, dpi=110)
     return path
+
+
+def write_disk_plot(report: dict[str, Any], directory: Path) -> Path:
+    """Write and read rates against block size, buffered and direct (the RAID tests' plot)."""
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    for direct in (False, True):
+        passes = sorted(
+            (p for p in report["passes"] if p["direct"] == direct), key=lambda p: p["block_bytes"]
+        )
+        if not passes:
+            continue
+        mode = "direct" if direct else "buffered"
+        blocks_kib = [p["block_bytes"] / 1024 for p in passes]
+        for key, marker in (("write_bps", "o-"), ("read_bps", "s--")):
+            rates = [p[key] / 1e6 for p in passes]
+            axes.plot(blocks_kib, rates, marker, label=f"{key.split('_')[0]}, {mode}")
+    axes.set_xscale("log", base=2)
+    axes.set(xlabel="block (KiB)", ylabel="rate (Mb/s)", title=f"disk: {report['path']}")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    path = directory / "disk.png"
+    figure.savefig(path, dpi=110)
+    return path

@@ -189,3 +189,35 @@ class RrSettings(_Settings):
         if self.cc:
             args += ["--cc", self.cc]
         return args
+
+
+class DiskSettings(BaseModel):
+    """A sequential disk test of one directory (`tcpeval-probe disk`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str = Field(description="A directory on the file system to measure")
+    size: str = Field("4GB", description="File written and read per pass")
+    block: str = Field("1MiB", description="Block size, or a comma-separated list")
+    direct: bool = Field(False, description="Also measure with O_DIRECT")
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        if parse_size(value).bytes <= 0:
+            raise ValueError("must be a positive size")
+        return value
+
+    @field_validator("block")
+    @classmethod
+    def _blocks(cls, value: str) -> str:
+        if any(parse_size(part).bytes <= 0 for part in value.split(",")):
+            raise ValueError("must be positive sizes")
+        return value
+
+    def arguments(self) -> list[str]:
+        blocks = ",".join(str(parse_size(part).bytes) for part in self.block.split(","))
+        return [
+            "--path", self.path, "--size-bytes", str(parse_size(self.size).bytes),
+            "--block-bytes", blocks, *(["--direct"] if self.direct else []),
+        ]  # fmt: skip

@@ -1,0 +1,64 @@
+"""`tcpeval diagnose HOST`: one verdict on what limits transfers to HOST, with the evidence.
+
+Bad input is one line, `error: FIELD: 'VALUE' REASON`, exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tcpeval.probe.cli import DEFAULT_PORT, Host, Secret, _fail, _server
+from tcpeval.units import parse_duration
+
+MAX_STREAMS = 128
+
+
+def diagnose_command(
+    host: Host,
+    secret_file: Secret,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the diagnosis.")],
+    duration: Annotated[str, typer.Option(help="The whole diagnosis, about.")] = "20s",
+    streams: Annotated[int, typer.Option(help="Streams of the parallel test, 2–128.")] = 4,
+    path: Annotated[
+        Path | None, typer.Option(help="A directory whose disk rates are measured too.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
+) -> None:
+    """Where is my throughput? UDP capacity and loss, TCP with 1 and N streams, both ends'
+    CPUs and the disk: the limit that binds, and what lifts it."""
+    from tcpeval.diagnose import Target, diagnose
+    from tcpeval.probe.driver import ProbeError
+
+    seconds = _duration_s(duration)
+    if not 2 <= streams <= MAX_STREAMS:
+        _fail(f"streams: '{streams}' must be 2..{MAX_STREAMS}")
+    if path is not None and not path.is_dir():
+        _fail(f"path: '{path}' is not a directory")
+    target = Target(server=_server(host, DEFAULT_PORT), secret_file=str(secret_file))
+    try:
+        diagnosis = diagnose(target, out, seconds, streams, path)
+    except ProbeError as e:
+        _fail(str(e))
+    if as_json:
+        typer.echo(json.dumps(diagnosis.model_dump(), indent=2))
+        return
+    typer.echo(diagnosis.verdict.headline)
+    for line in diagnosis.verdict.evidence:
+        typer.echo(f"  evidence: {line}")
+    for line in diagnosis.verdict.advice:
+        typer.echo(f"  advice: {line}")
+    typer.echo(f"→ {out / 'diagnosis.html'} ({diagnosis.wall_seconds:.0f} s)")
+
+
+def _duration_s(text: str) -> float:
+    try:
+        seconds = parse_duration(text).ns / 1e9
+    except ValueError as e:
+        _fail(f"duration: '{text}' {e}")
+    if not 5 <= seconds <= 600:
+        _fail(f"duration: '{text}' must be 5s to 600s")
+    return seconds

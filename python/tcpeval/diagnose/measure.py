@@ -1,0 +1,134 @@
+"""The measurements a diagnosis rests on, taken in order against one probe server
+(docs/diagnose.md): UDP trains for the path's capacity and loss without TCP, memory-to-memory
+TCP with one stream and with N (TCP_INFO histories and both ends' CPUs), and with a
+directory, the local disk's rates.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tcpeval.probe.driver import run_disk, run_tcp, run_udp
+from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
+from tcpeval.result import Result
+
+UDP_PAYLOAD_BYTES = 1472
+UDP_OVERHEAD_BYTES = 28
+# Back to back: long enough that the bottleneck, not the sender's first burst, sets the
+# arrival rate (3 MB: many queues' worth at 1 Gb/s, a few ms at 10 Gb/s).
+CAPACITY_TRAIN_PKTS = 2000
+# The loss train is paced at half the capacity, so the queue stays empty and every loss is
+# the path's own; it lasts about a second, within these bounds.
+LOSS_TRAIN_SHARE = 0.5
+LOSS_TRAIN_PKTS = (2_000, 100_000)
+# Each TCP test takes this share of --duration.
+TCP_SHARE = 0.35
+MIN_TCP_S = 2.0
+# The disk file: what the network moves in this long, within these bounds.
+DISK_SECONDS = 2.0
+DISK_BYTES = (32 << 20, 1 << 30)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The far end: a `tcpeval probe serve`, and how to run the near end's binary."""
+
+    server: str
+    secret_file: str
+    # Before the binary's command line, e.g. `ip netns exec NS` (tests run in namespaces).
+    wrapper: tuple[str, ...] = ()
+
+
+@dataclass
+class Runs:
+    """What each step measured, raw."""
+
+    capacity_train: dict[str, Any]
+    loss_train: dict[str, Any]
+    single: Result
+    multi: Result
+    disk: dict[str, Any] | None = None
+    step_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def measure(target: Target, duration_s: float, streams: int, path: Path | None, out: Path) -> Runs:
+    """Runs every step in order; raw outputs go under `out`."""
+    timer = _Timer()
+    capacity = timer.step("udp capacity", lambda: _train(target, 0, CAPACITY_TRAIN_PKTS, out))
+    capacity_bps = _received_rate(capacity)
+    spacing_ns, count = _loss_train_shape(capacity_bps)
+    loss = timer.step("udp loss", lambda: _train(target, spacing_ns, count, out))
+    tcp_s = max(MIN_TCP_S, duration_s * TCP_SHARE)
+    single = timer.step("tcp 1 stream", lambda: _tcp(target, 1, tcp_s))
+    multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s))
+    runs = Runs(capacity, loss, single, multi)
+    if path is not None:
+        size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
+        runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
+    runs.step_seconds = timer.seconds
+    return runs
+
+
+def _train(target: Target, spacing_ns: int, count: int, out: Path) -> dict[str, Any]:
+    settings = UdpSettings(
+        server=target.server,
+        secret_file=target.secret_file,
+        size=UDP_PAYLOAD_BYTES,
+        count=count,
+        spacing=f"{spacing_ns}ns",
+        steps=1,
+    )
+    report = run_udp(settings, out / f"udp-{spacing_ns}ns", target.wrapper)
+    return report["trains"][0]
+
+
+def _received_rate(train: dict[str, Any]) -> float:
+    """The received rate, counted over whole IP packets as link rates are."""
+    wire_share = (UDP_PAYLOAD_BYTES + UDP_OVERHEAD_BYTES) / UDP_PAYLOAD_BYTES
+    return float(train["received_rate_bps"]) * wire_share
+
+
+def _loss_train_shape(capacity_bps: float) -> tuple[int, int]:
+    packet_bits = (UDP_PAYLOAD_BYTES + UDP_OVERHEAD_BYTES) * 8
+    spacing_ns = int(packet_bits * 1e9 / (LOSS_TRAIN_SHARE * max(capacity_bps, 1e6)))
+    low, high = LOSS_TRAIN_PKTS
+    return spacing_ns, min(high, max(low, int(1e9 / spacing_ns)))
+
+
+def _tcp(target: Target, streams: int, seconds: float) -> Result:
+    settings = TcpSettings(
+        server=target.server,
+        secret_file=target.secret_file,
+        streams=streams,
+        duration=f"{int(seconds * 1000)}ms",
+    )
+    return run_tcp(settings, name=f"diagnose-{streams}-streams", wrapper=target.wrapper)
+
+
+def _goodput_bps(result: Result) -> float:
+    return sum(f["goodput_mbps"] for f in result.summary["flows"]) * 1e6
+
+
+def _disk_bytes(network_bps: float) -> int:
+    low, high = DISK_BYTES
+    wanted = int(network_bps * DISK_SECONDS / 8)
+    return min(high, max(low, wanted)) >> 20 << 20
+
+
+def _disk(target: Target, path: Path, size_bytes: int, out: Path) -> dict[str, Any]:
+    settings = DiskSettings(path=str(path), size=f"{size_bytes}B", block="1MiB")
+    return run_disk(settings, out / "disk", target.wrapper)
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def step(self, name: str, action: Any) -> Any:
+        started = time.monotonic()
+        value = action()
+        self.seconds[name] = time.monotonic() - started
+        return value
