@@ -10,10 +10,9 @@ the lab removes its namespaces, the cgroups are removed here.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,8 +154,7 @@ def _cgroup(hierarchy: Path) -> Iterator[Path]:
 def _remove_cgroup(group: Path) -> None:
     """Moves any process still inside to the parent, then removes the group."""
     for pid in (group / "cgroup.procs").read_text().split():
-        try:
+        with suppress(OSError):
             (group.parent / "cgroup.procs").write_text(pid)
-        except OSError:
-            pass
-    subprocess.run(["rmdir", str(group)], check=False)
+    with suppress(OSError):
+        group.rmdir()
