@@ -113,7 +113,7 @@ def _cpu(e: Evidence) -> Verdict | None:
     bound = [c for c in e.cpu if _cpu_bound(c)]
     if not bound:
         return None
-    worst = bound[0]
+    worst = max(bound, key=_cpu_severity)
     if _throttled(worst):
         what = f"throttled by its cgroup's CPU quota {worst.throttled:.0%} of the time"
     elif worst.most_waiting_thread >= CPU_STARVED:
@@ -139,6 +139,10 @@ def _cpu(e: Evidence) -> Verdict | None:
 def _cpu_bound(c: CpuEvidence) -> bool:
     starved = _throttled(c) or c.most_waiting_thread >= CPU_STARVED
     return starved or c.busiest_thread >= CPU_BOUND_THREAD
+
+
+def _cpu_severity(c: CpuEvidence) -> float:
+    return max(c.throttled or 0.0, c.most_waiting_thread, c.busiest_thread)
 
 
 def _throttled(c: CpuEvidence) -> bool:
