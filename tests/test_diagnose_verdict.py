@@ -32,7 +32,7 @@ def cpu(end: str, **changes: Any) -> CpuEvidence:
 def evidence(single: TcpEvidence, **changes: Any) -> Evidence:
     path = PathEvidence(
         capacity_bps=CAPACITY_BPS, udp_capacity_bps=CAPACITY_BPS, udp_sender_limited=False,
-        udp_sent=4000, udp_lost=0, udp_loss=0.0,
+        capacity_known=True, udp_sent=4000, udp_lost=0, udp_loss=0.0,
     )  # fmt: skip
     multi = single.model_copy(
         update={"streams": 4, "goodput_bps": min(95e6, 4 * single.goodput_bps)}
@@ -45,6 +45,13 @@ def evidence(single: TcpEvidence, **changes: Any) -> Evidence:
 def test_a_full_link_is_the_path_whatever_else_shows():
     e = evidence(tcp(93e6, rwnd_limited=0.7), cpu=[cpu("server", most_waiting_thread=0.8)])
     assert decide(e).limit == "path_capacity"
+
+
+def test_a_link_full_by_tcp_alone_is_not_called_full_when_udp_could_not_measure_it():
+    e = evidence(tcp(22e6), cpu=[cpu("client"), cpu("server", most_waiting_thread=0.95)])
+    e.path.capacity_known = False
+    e.path.capacity_bps = 23e6
+    assert decide(e).limit == "cpu"
 
 
 def test_a_starved_receiver_is_the_cause_of_its_closed_window():

@@ -16,6 +16,8 @@ from tcpeval.result import Result
 # IPv4 + TCP + the timestamp option.
 TCP_IP_HEADER_BYTES = 52
 SENDER_MARGIN = 1.1
+# The train's rate within this share of TCP's best counts as agreeing with it.
+TRAIN_AGREES = 0.95
 
 
 class PathEvidence(BaseModel):
@@ -27,6 +29,9 @@ class PathEvidence(BaseModel):
     udp_capacity_bps: float
     # The train left the sender slower than 1.1× the rate it arrived at.
     udp_sender_limited: bool
+    # The train measured the bottleneck: its sender was faster than the path, and TCP did not
+    # get more than it through (a receiver too slow for the train makes it low).
+    capacity_known: bool
     udp_sent: int
     udp_lost: int
     udp_loss: float
@@ -102,11 +107,12 @@ def _path(runs: Runs, tcp_wire_bps: float) -> PathEvidence:
     train = runs.loss_train
     sent = int(train["sent"])
     udp_bps = _received_rate(runs.capacity_train)
-    sender_limited = runs.capacity_train["sent_rate_bps"] < SENDER_MARGIN * udp_bps
+    sender_limited = bool(runs.capacity_train["sent_rate_bps"] < SENDER_MARGIN * udp_bps)
     return PathEvidence(
         capacity_bps=max(udp_bps, tcp_wire_bps),
         udp_capacity_bps=udp_bps,
-        udp_sender_limited=bool(sender_limited),
+        udp_sender_limited=sender_limited,
+        capacity_known=not sender_limited and udp_bps >= TRAIN_AGREES * tcp_wire_bps,
         udp_sent=sent,
         udp_lost=int(train["lost"]),
         udp_loss=int(train["lost"]) / sent if sent else 0.0,

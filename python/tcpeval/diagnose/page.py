@@ -61,7 +61,7 @@ def throughput(runs: Runs, evidence: Evidence) -> Figure:
             linestyle="--",
             label="Mathis, 1 stream",
         )
-    axes.legend(fontsize="small")
+    axes.legend(loc="upper right", fontsize="small")
     return figure
 
 
@@ -79,7 +79,7 @@ def windows(runs: Runs) -> Figure:
     flows = runs.single.flows
     axes.plot(flows["t_s"], flows["cwnd_pkts"] * flows["snd_mss_bytes"] / 2**20, label="cwnd")
     axes.plot(flows["t_s"], flows["snd_wnd_bytes"] / 2**20, label="advertised window")
-    axes.legend(fontsize="small")
+    axes.legend(loc="upper right", fontsize="small")
     return figure
 
 
@@ -93,7 +93,7 @@ def limited_shares(runs: Runs) -> Figure:
     ):
         axes.plot(flows["t_s"], (flows[column].diff() / elapsed).clip(0, 1), label=label)
     axes.set_ylim(0, 1.05)
-    axes.legend(fontsize="small")
+    axes.legend(loc="upper right", fontsize="small")
     return figure
 
 
@@ -110,7 +110,7 @@ def cpu(runs: Runs) -> Figure:
         if intervals["throttled"].notna().any():
             axes.plot(t_s, intervals["throttled"], linestyle="--", label=f"{end}: throttled")
     axes.set_ylim(0, 1.05)
-    axes.legend(fontsize="small")
+    axes.legend(loc="upper right", fontsize="small")
     return figure
 
 

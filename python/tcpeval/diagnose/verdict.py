@@ -58,11 +58,12 @@ def decide(e: Evidence, predictions: dict[str, float] | None = None) -> Verdict:
             return verdict
     if e.single.retransmits > 0:
         return _path_loss(e, predictions or {})
+    capacity = "" if e.path.capacity_known else "at least "
     return Verdict(
         limit="unexplained",
         headline=(
             f"not limited by anything measured: {_mbps(e.single.goodput_bps)} of "
-            f"{_mbps(e.path.capacity_bps)}, no loss, no window, CPU or disk limit"
+            f"{capacity}{_mbps(e.path.capacity_bps)}, no loss, no window, CPU or disk limit"
         ),
         evidence=[_goodput_line(e)],
         advice=["look at the sending application (app-limited time) and the path's middleboxes"],
@@ -96,7 +97,9 @@ def _disk(e: Evidence) -> Verdict | None:
 
 
 def _path_capacity(e: Evidence) -> Verdict | None:
-    if e.single.goodput_bps < FULL_LINK * e.path.capacity_bps:
+    """Only against a capacity the UDP train measured: TCP's own best is no proof that the
+    link was full."""
+    if not e.path.capacity_known or e.single.goodput_bps < FULL_LINK * e.path.capacity_bps:
         return None
     return Verdict(
         limit="path_capacity",
@@ -236,7 +239,11 @@ def _goodput_line(e: Evidence) -> str:
 
 def _udp_line(e: Evidence) -> str:
     p = e.path
-    bound = ", a lower bound: the sender was slower" if p.udp_sender_limited else ""
+    bound = ""
+    if p.udp_sender_limited:
+        bound = ", a lower bound: the sender was slower"
+    elif not p.capacity_known:
+        bound = ", a lower bound: TCP got more through"
     return (
         f"path capacity {_mbps(p.capacity_bps)}: UDP back-to-back train "
         f"{_mbps(p.udp_capacity_bps)}{bound}; UDP loss {p.udp_lost}/{p.udp_sent} at half of it"
