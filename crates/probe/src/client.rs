@@ -20,7 +20,7 @@ use crate::sockopt::{self, Asked, Granted};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the supervisor looks at the clock, Ctrl-C and the streams.
-const SUPERVISE_TICK: Duration = Duration::from_millis(10);
+pub const SUPERVISE_TICK: Duration = Duration::from_millis(10);
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the client waits for the server's results after the data has stopped.
 const RESULTS_TIMEOUT: Duration = Duration::from_secs(30);
@@ -152,23 +152,7 @@ pub fn run_tcp(options: &TcpOptions, interrupted: &Arc<AtomicBool>) -> Result<Tc
         .ok_or_else(|| ProbeError::invalid("secret_file", "", "is required"))?;
     let mut control = connect_control(server, secret)?;
     proto::send(&mut control, &Message::StartTcp(request.clone()))?;
-    let (data_port, token) = match expect(&mut control, "ready")? {
-        Message::Ready { data_port, token } => (data_port, token),
-        other => return Err(unexpected(other, "ready")),
-    };
-    let data_addr = SocketAddr::new(server.ip(), data_port);
-    let mut streams = Vec::new();
-    for id in 0..request.streams {
-        let mut stream = open_stream(data_addr, &asked)?;
-        proto::send(
-            &mut stream,
-            &Message::Join {
-                token: token.clone(),
-                stream: id,
-            },
-        )?;
-        streams.push(stream);
-    }
+    let streams = join_streams(&mut control, server, &asked, request.streams)?;
     let granted = read_all_granted(&streams)?;
     match expect(&mut control, "begin")? {
         Message::Begin {} => {}
@@ -180,6 +164,29 @@ pub fn run_tcp(options: &TcpOptions, interrupted: &Arc<AtomicBool>) -> Result<Tc
     let report = build_report(options, &asked, granted, local, peer, wall);
     write_outputs(options, &report)?;
     Ok(report.0)
+}
+
+/// Waits for the server's `Ready` and opens `count` data connections to the port it names,
+/// each introduced by the test's token.
+pub fn join_streams(
+    control: &mut TcpStream,
+    server: SocketAddr,
+    asked: &Asked,
+    count: u32,
+) -> Result<Vec<TcpStream>> {
+    let (data_port, token) = match expect(control, "ready")? {
+        Message::Ready { data_port, token } => (data_port, token),
+        other => return Err(unexpected(other, "ready")),
+    };
+    let data_addr = SocketAddr::new(server.ip(), data_port);
+    (0..count)
+        .map(|id| {
+            let mut stream = open_stream(data_addr, asked)?;
+            let token = token.clone();
+            proto::send(&mut stream, &Message::Join { token, stream: id })?;
+            Ok(stream)
+        })
+        .collect()
 }
 
 pub(crate) fn read_all_granted(streams: &[TcpStream]) -> Result<Vec<Granted>> {
@@ -310,7 +317,7 @@ fn supervise(
     }
 }
 
-fn print_progress(elapsed: Duration, counters: &[Counters], last_bytes: &mut [u64]) {
+pub fn print_progress(elapsed: Duration, counters: &[Counters], last_bytes: &mut [u64]) {
     let rates: Vec<f64> = counters
         .iter()
         .zip(last_bytes.iter_mut())

@@ -21,7 +21,7 @@ pub struct Counters {
 }
 
 impl Counters {
-    fn add(&self, n: usize, start: Instant) {
+    pub fn add(&self, n: usize, start: Instant) {
         let now_ns = start.elapsed().as_nanos() as u64;
         if self.bytes.fetch_add(n as u64, Ordering::Relaxed) == 0 {
             self.first_ns.store(now_ns, Ordering::Relaxed);

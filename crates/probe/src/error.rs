@@ -25,6 +25,9 @@ pub enum ProbeError {
         value: String,
         reason: String,
     },
+    /// A copy that did not reach its final name; the reason names the range.
+    #[error("copy not committed: {0}")]
+    Copy(String),
     #[error("iperf3 server: {0}")]
     Iperf3(String),
     #[error("{context}: {source}")]

@@ -6,19 +6,26 @@
 mod auth;
 mod cbr;
 mod client;
+mod copy;
+mod copy_server;
 mod cpu;
 mod datapath;
 mod disk;
 mod error;
 mod iperf3;
+mod names;
 mod proto;
 mod report;
+mod resume;
+mod root;
 mod rr;
 mod sample;
 mod server;
 mod sockopt;
 mod sys;
+mod transfer;
 mod udp;
+mod verify;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -54,6 +61,8 @@ enum Command {
     Udp(UdpArgs),
     /// Request-response exchanges on one connection.
     Rr(RrArgs),
+    /// A file to or from the server's --root over N streams, verified by SHA-256 on disk.
+    Copy(CopyArgs),
     /// Constant-bit-rate UDP to a `cbr-sink` (no server, no control connection).
     Cbr(CbrArgs),
     /// Receive a `cbr` sender's datagrams and count them; never replies.
@@ -92,6 +101,9 @@ struct ServeArgs {
     /// TCP_INFO samples a reverse test may keep in the server's memory.
     #[arg(long, default_value_t = 1_000_000)]
     max_samples: u64,
+    /// The only directory copies may read and write; without it, copies are rejected.
+    #[arg(long)]
+    root: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -175,6 +187,35 @@ struct RrArgs {
     think_ns: Vec<u64>,
     #[arg(long)]
     cc: Option<String>,
+}
+
+#[derive(Args)]
+struct CopyArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The local file: sent, or (with --get) written.
+    #[arg(long)]
+    local: PathBuf,
+    /// The file's name under the server's root.
+    #[arg(long)]
+    remote: String,
+    /// Copy from the server (default: to it).
+    #[arg(long)]
+    get: bool,
+    #[arg(long, default_value_t = 1)]
+    streams: u32,
+    /// Replace a file that exists at the destination.
+    #[arg(long)]
+    overwrite: bool,
+    /// Continue an interrupted copy from what its partial file holds.
+    #[arg(long)]
+    resume: bool,
+    /// After the copy, measure the local file's disk with a file this large (0: skip).
+    #[arg(long, default_value_t = 0)]
+    disk_bytes: u64,
+    /// Print elapsed time and per-stream rates to stderr once a second.
+    #[arg(long)]
+    progress: bool,
 }
 
 #[derive(Args)]
@@ -287,6 +328,29 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
             };
             rr::run(&options, interrupted).map(|_| ())
         }
+        Command::Copy(args) => {
+            if !(1..=1024).contains(&args.streams) {
+                return Err(ProbeError::invalid(
+                    "streams",
+                    args.streams,
+                    "must be 1..=1024",
+                ));
+            }
+            let options = copy::CopyOptions {
+                server: args.common.server,
+                secret: secret(args.common.secret_file.as_deref())?,
+                local: args.local,
+                remote: args.remote,
+                get: args.get,
+                streams: args.streams,
+                overwrite: args.overwrite,
+                resume: args.resume,
+                out: args.common.out,
+                progress: args.progress,
+                disk_bytes: args.disk_bytes,
+            };
+            copy::run(&options, interrupted).map(|_| ())
+        }
         Command::Cbr(args) => {
             let options = cbr::CbrOptions {
                 to: args.to,
@@ -337,7 +401,12 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_response_bytes: args.max_response_bytes,
         max_samples: args.max_samples,
     };
-    server::serve(args.listen, secret, limits)
+    let root = args
+        .root
+        .as_deref()
+        .map(|path| root::Root::open(path, "name"))
+        .transpose()?;
+    server::serve(args.listen, secret, limits, root)
 }
 
 fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProtoError;
+use crate::transfer::RangeDigest;
+use crate::verify::Verdict;
 
 pub const PROTOCOL_VERSION: u32 = 1;
 /// What the server accepts from a client: requests are small.
@@ -45,6 +47,25 @@ pub enum Message {
     StartTcp(TcpRequest),
     StartUdp(UdpRequest),
     StartRr(RrRequest),
+    /// Client → server: receive a file into the server's root.
+    StartPut(PutRequest),
+    /// Client → server: send a file from the server's root.
+    StartGet(GetRequest),
+    /// Server → client, before `Ready` of a get: the size of the file it will send.
+    Source {
+        size_bytes: u64,
+    },
+    /// Receiver → sender, before the data of a resumed copy: per range, the bytes its
+    /// partial file holds and their SHA-256.
+    Held {
+        ranges: Vec<RangeDigest>,
+    },
+    /// Sender → receiver after a copy's data: per range, the bytes sent and their SHA-256.
+    Sent {
+        ranges: Vec<RangeDigest>,
+    },
+    /// Receiver → sender: what is on disk, and whether the file was renamed into place.
+    Received(Verdict),
     /// Server → client: a request field out of bounds.
     Rejected {
         field: String,
@@ -75,6 +96,12 @@ impl Message {
             Message::StartTcp(_) => "start_tcp",
             Message::StartUdp(_) => "start_udp",
             Message::StartRr(_) => "start_rr",
+            Message::StartPut(_) => "start_put",
+            Message::StartGet(_) => "start_get",
+            Message::Source { .. } => "source",
+            Message::Held { .. } => "held",
+            Message::Sent { .. } => "sent",
+            Message::Received(_) => "received",
             Message::Rejected { .. } => "rejected",
             Message::Ready { .. } => "ready",
             Message::Begin {} => "begin",
@@ -116,6 +143,30 @@ pub struct RrRequest {
     pub response_bytes: u64,
     pub count: u32,
     pub cc: Option<String>,
+}
+
+/// A file the client sends into the server's root (`docs/probe.md`, "Copies").
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PutRequest {
+    /// Relative to the server's root (`names.rs`).
+    pub name: String,
+    pub size_bytes: u64,
+    pub streams: u32,
+    /// Replace an existing file of that name.
+    pub overwrite: bool,
+    /// Continue from what the partial file of an earlier copy holds (`resume.rs`).
+    pub resume: bool,
+}
+
+/// A file the server sends from its root.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GetRequest {
+    pub name: String,
+    pub streams: u32,
+    /// The client continues from what its partial file holds (it sends `Held`).
+    pub resume: bool,
 }
 
 /// Parses one frame body; the single entry point for untrusted bytes.
@@ -207,11 +258,32 @@ mod tests {
         })
     }
 
+    /// One valid message of each kind a server parses from a client.
+    fn sample_messages() -> [Message; 3] {
+        let put = Message::StartPut(PutRequest {
+            name: "in/data.bin".into(),
+            size_bytes: 1 << 30,
+            streams: 4,
+            overwrite: false,
+            resume: false,
+        });
+        let digest = RangeDigest {
+            bytes: 4096,
+            sha256: "ab".repeat(32),
+            last_byte_ns: Some(1),
+        };
+        let sent = Message::Sent {
+            ranges: vec![digest; 2],
+        };
+        [sample_request(), put, sent]
+    }
+
     #[test]
     fn messages_round_trip() {
-        let message = sample_request();
-        let frame = encode(&message);
-        assert_eq!(decode(&frame[4..]).unwrap(), message);
+        for message in sample_messages() {
+            let frame = encode(&message);
+            assert_eq!(decode(&frame[4..]).unwrap(), message);
+        }
         let hello = Message::Hello {
             version: 1,
             challenge: "ab".into(),
@@ -226,6 +298,9 @@ mod tests {
             br#"{"type":"auth","version":"one","mac":"00"}"#,
             br#"{"type":"nonsense"}"#,
             br#"{"type":"start_tcp","streams":-1}"#,
+            br#"{"type":"start_put","name":"x","size_bytes":-1,"streams":1,"overwrite":false}"#,
+            br#"{"type":"start_get","name":"x","streams":1,"resume":true,"overwrite":true}"#,
+            br#"{"type":"sent","ranges":[{"bytes":1}]}"#,
             b"\xff\xfe garbage",
             b"{",
         ] {
@@ -254,6 +329,11 @@ mod tests {
                 Just("\"join\""),
                 Just("\"results\""),
                 Just("\"hello\""),
+                Just("\"start_put\""),
+                Just("\"start_get\""),
+                Just("\"sent\""),
+                Just("\"held\""),
+                Just("\"received\""),
             ]
             .prop_map(str::to_string),
         ];
@@ -269,6 +349,10 @@ mod tests {
                             Just("duration_ns".to_string()),
                             Just("mac".to_string()),
                             Just("version".to_string()),
+                            Just("name".to_string()),
+                            Just("size_bytes".to_string()),
+                            Just("ranges".to_string()),
+                            Just("sha256".to_string()),
                             "[a-z_]{1,10}"
                         ],
                         inner
@@ -289,13 +373,15 @@ mod tests {
             prop::collection::vec(any::<u8>(), 0..256),
             arbitrary_json().prop_map(String::into_bytes),
             // A valid message cut short or with a byte flipped.
-            (0usize..200, any::<u8>(), any::<usize>()).prop_map(|(cut, byte, at)| {
-                let mut frame = encode(&sample_request())[4..].to_vec();
-                let at = at % frame.len();
-                frame[at] = byte;
-                frame.truncate(cut.min(frame.len()));
-                frame
-            }),
+            (0usize..3, 0usize..200, any::<u8>(), any::<usize>()).prop_map(
+                |(which, cut, byte, at)| {
+                    let mut frame = encode(&sample_messages()[which])[4..].to_vec();
+                    let at = at % frame.len();
+                    frame[at] = byte;
+                    frame.truncate(cut.min(frame.len()));
+                    frame
+                }
+            ),
         ]
     }
 

@@ -20,9 +20,10 @@ use crate::datapath::{self, Counters};
 use crate::error::{ProbeError, ProtoError, Result};
 use crate::proto::{self, Message, TcpRequest, MAX_REQUEST_FRAME_BYTES, PROTOCOL_VERSION};
 use crate::report::{self, PeerReport, StreamReport};
+use crate::root::Root;
 use crate::sample::{self, Sampler};
 use crate::sockopt::{self, Asked};
-use crate::{rr, udp};
+use crate::{copy_server, rr, udp};
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -65,7 +66,8 @@ impl Refusal {
     }
 }
 
-pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits) -> Result<()> {
+/// `root`: the directory copies may use; without one, copies are rejected.
+pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits, root: Option<Root>) -> Result<()> {
     let listener = TcpListener::bind(listen)
         .map_err(|e| ProbeError::io(format!("listening on {listen}"), e))?;
     let local = listener
@@ -76,6 +78,7 @@ pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits) -> Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
     let secret = Arc::new(secret);
     let limits = Arc::new(limits);
+    let root = Arc::new(root);
     for connection in listener.incoming() {
         let Ok(mut control) = connection else {
             continue;
@@ -85,17 +88,18 @@ pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits) -> Result<()> {
             let _ = proto::send(&mut control, &refused("server busy"));
             continue;
         }
-        let (active, secret, limits) = (
+        let (active, secret, limits, root) = (
             Arc::clone(&active),
             Arc::clone(&secret),
             Arc::clone(&limits),
+            Arc::clone(&root),
         );
         thread::spawn(move || {
             let peer = control
                 .peer_addr()
                 .map(|a| a.to_string())
                 .unwrap_or_default();
-            if let Err(e) = handle_client(control, &secret, &limits) {
+            if let Err(e) = handle_client(control, &secret, &limits, root.as_ref().as_ref()) {
                 eprintln!("client {peer}: {e}");
             }
             active.fetch_sub(1, Ordering::SeqCst);
@@ -128,7 +132,12 @@ fn refused(reason: &str) -> Message {
     }
 }
 
-fn handle_client(mut control: TcpStream, secret: &Secret, limits: &Limits) -> Result<()> {
+fn handle_client(
+    mut control: TcpStream,
+    secret: &Secret,
+    limits: &Limits,
+    root: Option<&Root>,
+) -> Result<()> {
     let _ = control.set_nodelay(true);
     authenticate(&mut control, secret, limits)?;
     proto::send(&mut control, &Message::Welcome {})?;
@@ -149,10 +158,12 @@ fn handle_client(mut control: TcpStream, secret: &Secret, limits: &Limits) -> Re
         Message::StartTcp(request) => serve_tcp(control, &request, limits),
         Message::StartUdp(request) => udp::serve(control, &request, limits),
         Message::StartRr(request) => rr::serve(control, &request, limits),
+        Message::StartPut(request) => copy_server::serve_put(control, &request, limits, root),
+        Message::StartGet(request) => copy_server::serve_get(control, &request, limits, root),
         other => {
             let e = ProtoError::Unexpected {
                 got: other.name().into(),
-                want: "start_tcp, start_udp or start_rr",
+                want: "start_tcp, start_udp, start_rr, start_put or start_get",
             };
             let _ = proto::send(&mut control, &rejected_frame(&e));
             Err(e.into())

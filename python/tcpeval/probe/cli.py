@@ -1,4 +1,4 @@
-"""`tcpeval probe serve|tcp|udp|rr`: measure real paths with the tcpeval-probe binary.
+"""`tcpeval probe serve|tcp|udp|rr|copy`: measure real paths with the tcpeval-probe binary.
 
 Bad input is one line, `error: FIELD: 'VALUE' REASON`, exit code 2; Ctrl-C stops the run and
 keeps what was measured.
@@ -7,8 +7,9 @@ keeps what was measured.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, NoReturn, TypeVar
 
 import typer
@@ -18,16 +19,26 @@ from tcpeval.probe.binary import probe_binary
 from tcpeval.probe.driver import (
     ProbeError,
     percentile_table,
+    run_copy,
     run_disk,
     run_rr,
     run_tcp,
     run_udp,
 )
+from tcpeval.probe.copy_table import copy_lines
 from tcpeval.probe.plots import write_disk_plot, write_rr_plot, write_udp_plot
-from tcpeval.probe.settings import DiskSettings, RrSettings, TcpSettings, UdpSettings
+from tcpeval.probe.settings import (
+    CopySettings,
+    DiskSettings,
+    RrSettings,
+    TcpSettings,
+    UdpSettings,
+)
 from tcpeval.report.plots import write_plots
 
 USAGE_ERROR = 2
+FAILED = 1
+INTERRUPTED = 130
 SettingsT = TypeVar("SettingsT", bound=BaseModel)
 DEFAULT_PORT = 5301
 IPERF3_PORT = 5201
@@ -72,6 +83,9 @@ def serve(
     max_streams: Annotated[int, typer.Option(help="Streams per test.")] = 128,
     max_duration: Annotated[int, typer.Option(help="Seconds per test.")] = 300,
     max_clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 4,
+    root: Annotated[
+        Path | None, typer.Option(help="The only directory `copy` may read and write.")
+    ] = None,
 ) -> None:
     """Run the authenticated, bounded server (until Ctrl-C)."""
     command = [
@@ -87,6 +101,7 @@ def serve(
         str(max_duration),
         "--max-clients",
         str(max_clients),
+        *(["--root", str(root)] if root else []),
     ]
     try:
         code = subprocess.call(command)
@@ -234,3 +249,80 @@ def disk(
             f"block {p['block_bytes'] / 1024:8.0f} KiB {mode:8}: write {p['write_bps'] / 1e6:9.1f}"
             f" Mb/s, read {p['read_bps'] / 1e6:9.1f} Mb/s"
         )
+
+
+# HOST:PATH as scp writes it: a colon before any slash; an IPv6 host goes in brackets.
+REMOTE = re.compile(r"^(\[[^\]/]+\]|[^/:\[\]]+):(.*)$", re.DOTALL)
+
+
+def copy_ends(source: str, destination: str) -> tuple[str, str, Path, bool]:
+    """(host, name under the server's root, local file, get?) of `copy SOURCE DESTINATION`.
+
+    A put goes to DIR/FILE (the root itself for an empty DIR or "."); a get into LOCAL, or
+    into LOCAL/FILE when LOCAL is a directory. Names are passed on as given: the server
+    judges them."""
+    remote_source, remote_destination = REMOTE.match(source), REMOTE.match(destination)
+    if bool(remote_source) == bool(remote_destination):
+        raise ValueError("exactly one of SOURCE and DESTINATION must be HOST:PATH")
+    if remote_source:
+        host, remote = remote_source.groups()
+        local = Path(destination)
+        if local.is_dir():
+            local = local / PurePosixPath(remote).name
+        return host, remote, local, True
+    assert remote_destination is not None
+    host, directory = remote_destination.groups()
+    local = Path(source)
+    remote = local.name if directory in ("", ".") else f"{directory.rstrip('/')}/{local.name}"
+    return host, remote, local, False
+
+
+@probe_app.command()
+def copy(
+    source: Annotated[str, typer.Argument(help="A local FILE, or HOST:DIR/FILE to fetch.")],
+    destination: Annotated[str, typer.Argument(help="HOST:DIR, or a local file or directory.")],
+    secret_file: Secret,
+    out: Out,
+    streams: Annotated[int, typer.Option(help="Parallel streams, 1–128.")] = 1,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing file.")] = False,
+    resume: Annotated[
+        bool, typer.Option(help="Continue an interrupted copy from what arrived.")
+    ] = False,
+    port: Annotated[int, typer.Option(help="The server's port.")] = DEFAULT_PORT,
+    tcp_duration: Annotated[
+        str, typer.Option(help="Memory-to-memory TCP afterwards, to compare; 0s skips it.")
+    ] = "5s",
+    disk_size: Annotated[
+        str, typer.Option(help="The local disk measured afterwards with this much; 0B skips it.")
+    ] = "256MB",
+) -> None:
+    """Disk to disk through the probe server, every byte verified, beside memory to memory."""
+    try:
+        host, remote, local, get = copy_ends(source, destination)
+    except ValueError as e:
+        _fail(f"source: '{source}' {e}")
+    settings = _settings(
+        CopySettings,
+        server=f"{host}:{port}",
+        secret_file=str(secret_file),
+        local=str(local),
+        remote=remote,
+        get=get,
+        streams=streams,
+        overwrite=overwrite,
+        resume=resume,
+        progress=os.isatty(2),
+        tcp_duration=tcp_duration,
+        disk_size=disk_size,
+    )
+    try:
+        report = run_copy(settings, out)
+    except ProbeError as e:
+        _fail(str(e))
+    for line in copy_lines(report):
+        typer.echo(line)
+    if report["interrupted"]:
+        raise typer.Exit(INTERRUPTED)
+    if not report["committed"]:
+        typer.echo(f"error: copy not committed: {report['problem']}", err=True)
+        raise typer.Exit(FAILED)

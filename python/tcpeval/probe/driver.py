@@ -2,7 +2,8 @@
 
 A `tcp` run becomes a `tcpeval.result.Result` (summary + flows + links) with the simulator's
 column names where the meaning is the same (docs/contract.md) and extra TCP_INFO columns with
-their units in the names. `udp` and `rr` runs keep their own small JSON results and a plot.
+their units in the names. `udp` and `rr` runs keep their own small JSON results and a plot;
+`copy` keeps `copy.json`, with a memory-to-memory rate beside the copy's.
 Ctrl-C is passed to the binary, which stops both ends and writes what it measured; the
 conversion then runs as usual, so a stopped run still yields its result.
 """
@@ -26,8 +27,15 @@ import pandas as pd
 from tcpeval.backends.protocol import BackendError
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.settings import DiskSettings, RrSettings, TcpSettings, UdpSettings
+from tcpeval.probe.settings import (
+    CopySettings,
+    DiskSettings,
+    RrSettings,
+    TcpSettings,
+    UdpSettings,
+)
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
+from tcpeval.units import parse_duration
 
 # Linux's TCP_INFINITE_SSTHRESH (include/net/tcp.h): ssthresh not yet set.
 INFINITE_SSTHRESH = 0x7FFFFFFF
@@ -99,6 +107,33 @@ def run_disk(settings: DiskSettings, out: Path, wrapper: Sequence[str] = ()) -> 
     out.mkdir(parents=True, exist_ok=True)
     _run("disk", settings.arguments(), out / "disk.json", wrapper)
     return json.loads((out / "disk.json").read_text())
+
+
+def run_copy(settings: CopySettings, out: Path, wrapper: Sequence[str] = ()) -> dict[str, Any]:
+    """Copies the file, then (if it arrived) measures memory-to-memory TCP; returns
+    copy.json's content. A copy that failed still returns its report (`committed` false,
+    `problem` says why); ProbeError only when there is no report (bad input, refused)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "copy.json"
+    path.unlink(missing_ok=True)
+    try:
+        _run("copy", settings.arguments(), out, wrapper)
+    except ProbeError:
+        if not path.exists():
+            raise
+    report = json.loads(path.read_text())
+    if report["committed"] and parse_duration(settings.tcp_duration).ns > 0:
+        result = run_tcp(settings.tcp_settings(), wrapper=wrapper)
+        result.save(out / "tcp")
+        goodput_mbps = sum(f["goodput_mbps"] for f in result.summary["flows"])
+        report["memory_to_memory"] = {
+            "rate_bps": goodput_mbps * 1e6,
+            "streams": settings.streams,
+            "duration_s": result.summary["backend"]["duration_s"],
+            "result": "tcp",
+        }
+        path.write_text(json.dumps(report, indent=2))
+    return report
 
 
 def flows_frame(samples: pd.DataFrame) -> pd.DataFrame:

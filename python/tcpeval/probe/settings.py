@@ -108,6 +108,58 @@ class TcpSettings(_Settings):
         return args
 
 
+class CopySettings(_Settings):
+    """A file to (or, with `get`, from) a server's root; then `tcp_duration` of memory-to-memory
+    TCP with the same streams in the same direction ("0s" skips it) and the local disk's
+    rates measured with a file of `disk_size` ("0B" skips it)."""
+
+    local: str = Field(description="The local file: sent, or written with get")
+    remote: str = Field(description="The file's name under the server's root")
+    get: bool = False
+    streams: int = Field(1, ge=1, le=MAX_STREAMS)
+    overwrite: bool = False
+    resume: bool = False
+    progress: bool = False
+    tcp_duration: str = "5s"
+    disk_size: str = "256MB"
+
+    @field_validator("tcp_duration")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        if parse_duration(value).ns < 0:
+            raise ValueError("must not be negative")
+        return value
+
+    @field_validator("disk_size")
+    @classmethod
+    def _disk_size(cls, value: str) -> str:
+        if parse_size(value).bytes < 0:
+            raise ValueError("must not be negative")
+        return value
+
+    def arguments(self) -> list[str]:
+        args = [self.server, "--secret-file", self.secret_file, "--local", self.local,
+                "--remote", self.remote, "--streams", str(self.streams),
+                "--disk-bytes", str(parse_size(self.disk_size).bytes)]  # fmt: skip
+        flags = {
+            "--get": self.get,
+            "--overwrite": self.overwrite,
+            "--resume": self.resume,
+            "--progress": self.progress,
+        }
+        return args + [flag for flag, on in flags.items() if on]
+
+    def tcp_settings(self) -> TcpSettings:
+        """The memory-to-memory test the copy is compared with."""
+        return TcpSettings(
+            server=self.server,
+            secret_file=self.secret_file,
+            streams=self.streams,
+            duration=self.tcp_duration,
+            reverse=self.get,
+        )
+
+
 def spacing_range(text: str, steps: int) -> list[int]:
     """ "0us..100us" → `steps` evenly spaced values in ns; "10us,20us" → those values."""
     if ".." in text:
