@@ -16,6 +16,7 @@ import typer
 from pydantic import BaseModel, ValidationError
 
 from tcpeval.probe.binary import probe_binary
+from tcpeval.probe.copy_table import copy_lines
 from tcpeval.probe.driver import (
     ProbeError,
     percentile_table,
@@ -25,7 +26,6 @@ from tcpeval.probe.driver import (
     run_tcp,
     run_udp,
 )
-from tcpeval.probe.copy_table import copy_lines
 from tcpeval.probe.plots import write_disk_plot, write_rr_plot, write_udp_plot
 from tcpeval.probe.settings import (
     CopySettings,
