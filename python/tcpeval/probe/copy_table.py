@@ -39,7 +39,7 @@ def copy_lines(report: dict[str, Any]) -> list[str]:
     state = "verified" if report["committed"] else "NOT committed"
     seconds = {key: report[f"{key}_ns"] / 1e9 for key in ("data", "sync", "verify")}
     lines = [
-        f"{report['local']} {arrow} {report['server']}:{report['remote']}: "
+        f"{report['local']} {arrow} {report['remote']} on {report['server']}: "
         f"{report['size_bytes']} bytes over {report['streams']} streams, {state}",
         f"  disk to disk      {_mbps(report['rate_bps']):>14}  data {seconds['data']:.2f} s,"
         f" fsync {seconds['sync']:.2f} s, read back {seconds['verify']:.2f} s",
