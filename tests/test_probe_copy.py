@@ -284,6 +284,22 @@ def test_a_killed_client_leaves_no_file_and_the_copy_resumes(slow, dirs) -> None
     assert (dirs["root"] / "big.bin").read_bytes() == source.read_bytes()
 
 
+def test_a_killed_server_leaves_no_file_and_the_client_says_so(slow, dirs) -> None:
+    the_lab, hosts, source, copy = big_put(slow, dirs)
+    server_process = the_lab.processes[0]
+    process = start_copy(the_lab, hosts, copy, dirs["out"])
+    assert "Mb/s" in process.stderr.readline()
+    server_process.kill()
+    assert process.wait(timeout=60) == 1
+    report = json.loads((dirs["out"] / "copy.json").read_text())
+    assert report["committed"] is False
+    assert report["problem"].startswith("no verdict from the server: ")
+    # What the client sent is known; what arrived is not (the server never said).
+    assert 0 < sum(r["sent_bytes"] for r in report["ranges"]) < source.stat().st_size
+    assert all(r["received_bytes"] is None for r in report["ranges"])
+    assert not (dirs["root"] / "big.bin").exists()
+
+
 def test_an_interrupted_get_resumes_into_the_local_file(slow, dirs) -> None:
     the_lab, hosts, server, secret = slow
     data = random_file(dirs["root"] / "results.bin", 20_000_000).read_bytes()
