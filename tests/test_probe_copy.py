@@ -46,9 +46,9 @@ def dirs(tmp_path: Path) -> dict[str, Path]:
     return found
 
 
-def start_server(the_lab: Lab, hosts: Hosts, secret: Path, root: Path | None) -> str:
-    limits = ["--root", str(root)] if root else []
-    return the_lab.server(hosts.server_ns, hosts.server_ip, secret, *limits)
+def start_server(the_lab: Lab, hosts: Hosts, secret: Path, root: Path | None, *limits: str) -> str:
+    rooted = ["--root", str(root)] if root else []
+    return the_lab.server(hosts.server_ns, hosts.server_ip, secret, *rooted, *limits)
 
 
 @pytest.fixture
@@ -242,6 +242,20 @@ def unlocked(partial: Path) -> bool:
         except BlockingIOError:
             return False
         return True
+
+
+def test_the_server_cuts_a_copy_at_its_duration_limit(tmp_path: Path, dirs) -> None:
+    with lab() as the_lab:
+        hosts = the_lab.routed(SLOW_RATE_BPS, QUEUE_BYTES)
+        secret = secret_file(tmp_path)
+        server = start_server(the_lab, hosts, secret, dirs["root"], "--max-duration-s", "1")
+        source = random_file(dirs["local"] / "big.bin", 20_000_000)  # 8 s at 20 Mb/s
+        report = run_copy(settings(server, secret, source, "big.bin", streams=2), dirs["out"],
+                          in_ns(hosts.client_ns))  # fmt: skip
+    assert report["committed"] is False
+    assert report["problem"].startswith("incomplete: range ")
+    assert report["problem"].endswith("(cut at this server's limit of 1 s)")
+    assert [p.name for p in dirs["root"].iterdir()] == [PARTIAL.format("big.bin")]
 
 
 def test_an_interrupted_copy_is_reported_incomplete_and_resumes(slow, dirs) -> None:

@@ -105,10 +105,11 @@ pub fn serve_put(
         proto::send(&mut control, &message)?;
     }
     // The streams close on return: that resets a sender we stopped listening to.
-    let (received, counters) = run_copy_streams(&mut control, request.streams, limits, |lane| {
-        let (range, held) = (ranges[lane.index], held[lane.index].bytes);
-        transfer::receive_range(partial.file(), range, held, limits.idle_timeout, lane)
-    })?;
+    let (received, counters, cut) =
+        run_copy_streams(&mut control, request.streams, limits, |lane| {
+            let (range, held) = (ranges[lane.index], held[lane.index].bytes);
+            transfer::receive_range(partial.file(), range, held, limits.idle_timeout, lane)
+        })?;
     let sent = match receive_sent(&mut control, limits) {
         Ok(sent) => sent,
         Err(e) => {
@@ -117,7 +118,11 @@ pub fn serve_put(
             return Err(e);
         }
     };
-    let verdict = verify::settle(partial, &ranges, &sent, received, &counters);
+    let mut verdict = verify::settle(partial, &ranges, &sent, received, &counters);
+    if let (Some(problem), true) = (&mut verdict.problem, cut) {
+        let limit_s = limits.max_duration.as_secs();
+        problem.push_str(&format!(" (cut at this server's limit of {limit_s} s)"));
+    }
     if let Some(problem) = &verdict.problem {
         eprintln!("put {}: not committed: {problem}", request.name);
     }
@@ -126,21 +131,22 @@ pub fn serve_put(
 }
 
 /// Opens the copy's streams, starts the clock (`Begin`) and runs `work` on each stream
-/// until all are done or the server's duration limit is reached; the streams close after.
+/// until all are done or the server's duration limit is reached (then `cut` is true); the
+/// streams close after.
 fn run_copy_streams<T: Send>(
     control: &mut TcpStream,
     streams: u32,
     limits: &Limits,
     work: impl Fn(&Lane) -> T + Sync,
-) -> Result<(Vec<T>, Vec<Counters>)> {
+) -> Result<(Vec<T>, Vec<Counters>, bool)> {
     let joined = server::open_data_connections(control, &Asked::default(), streams, limits)?;
     proto::send(control, &Message::Begin {})?;
     let start = Instant::now();
-    let deadline = Some(start + limits.max_duration);
+    let deadline = start + limits.max_duration;
     let never = AtomicBool::new(false);
-    Ok(transfer::run_streams(
-        &joined, start, deadline, &never, false, work,
-    ))
+    let (outcomes, counters) =
+        transfer::run_streams(&joined, start, Some(deadline), &never, false, work);
+    Ok((outcomes, counters, Instant::now() >= deadline))
 }
 
 fn receive_sent(control: &mut TcpStream, limits: &Limits) -> Result<Vec<RangeDigest>> {
@@ -189,7 +195,7 @@ pub fn serve_get(
         Ok(starts) => starts,
         Err(e) => return proto::send(&mut control, &rejected(e)).map_err(Into::into),
     };
-    let (sent, _) = run_copy_streams(&mut control, request.streams, limits, |lane| {
+    let (sent, _, cut) = run_copy_streams(&mut control, request.streams, limits, |lane| {
         let from = starts[lane.index].clone();
         let digest = transfer::send_range(&file, ranges[lane.index], from, lane);
         let _ = lane.socket.shutdown(Shutdown::Write);
@@ -207,8 +213,14 @@ pub fn serve_get(
     match proto::receive(&mut control, MAX_REQUEST_FRAME_BYTES, deadline, "received")? {
         Message::Received(verdict) if !verdict.committed => {
             let problem = verdict.problem.unwrap_or_default();
+            let limit_s = limits.max_duration.as_secs();
+            let cut = if cut {
+                format!(" (cut at the limit of {limit_s} s)")
+            } else {
+                String::new()
+            };
             eprintln!(
-                "get {}: not committed by the client: {problem}",
+                "get {}: not committed by the client: {problem}{cut}",
                 request.name
             );
         }
