@@ -19,6 +19,9 @@ SENDER_MARGIN = 1.1
 # The train's rate within this share of TCP's best counts as agreeing with it.
 TRAIN_AGREES = 0.95
 
+End = Literal["client", "server"]
+Role = Literal["sender", "receiver"]
+
 
 class PathEvidence(BaseModel):
     """What UDP saw, with no congestion control in the way."""
@@ -66,8 +69,8 @@ class TcpEvidence(BaseModel):
 class CpuEvidence(BaseModel):
     """One end's CPUs during the faster TCP test (means over its sampling intervals)."""
 
-    end: Literal["client", "server"]
-    role: Literal["sender", "receiver"]
+    end: End
+    role: Role
     busiest_thread: float
     # The share of the time a thread was runnable but waited for a CPU (a quota or other
     # programs held it back).
@@ -154,15 +157,16 @@ def _cpu(result: Result) -> list[CpuEvidence]:
     cpu = result.summary["backend"]["details"].get("cpu") or {}
     sender = result.summary["backend"]["details"]["sender"]
     found = []
-    for end in ("client", "server"):
+    ends: tuple[End, ...] = ("client", "server")
+    for end in ends:
         report = cpu.get(end)
         if report and report["intervals"]:
-            role = "sender" if end == sender else "receiver"
+            role: Role = "sender" if end == sender else "receiver"
             found.append(_cpu_end(end, role, report))
     return found
 
 
-def _cpu_end(end: Any, role: Any, report: dict[str, Any]) -> CpuEvidence:
+def _cpu_end(end: End, role: Role, report: dict[str, Any]) -> CpuEvidence:
     # The first interval holds the connection set-up and slow start: left out when there
     # are others.
     intervals = pd.DataFrame(report["intervals"][1:] or report["intervals"])

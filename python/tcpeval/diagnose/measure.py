@@ -7,14 +7,16 @@ directory, the local disk's rates.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tcpeval.probe.driver import run_disk, run_tcp, run_udp
 from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
 from tcpeval.result import Result
 
+T = TypeVar("T")
 UDP_PAYLOAD_BYTES = 1472
 UDP_OVERHEAD_BYTES = 28
 # Back to back: long enough that the bottleneck, not the sender's first burst, sets the
@@ -124,10 +126,12 @@ def _disk(target: Target, path: Path, size_bytes: int, out: Path) -> dict[str, A
 
 
 class _Timer:
+    """How long each step took: the diagnosis's own cost, reported."""
+
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
 
-    def step(self, name: str, action: Any) -> Any:
+    def step(self, name: str, action: Callable[[], T]) -> T:
         started = time.monotonic()
         value = action()
         self.seconds[name] = time.monotonic() - started
