@@ -38,7 +38,7 @@ def evidence(single: TcpEvidence, **changes: Any) -> Evidence:
         update={"streams": 4, "goodput_bps": min(95e6, 4 * single.goodput_bps)}
     )
     fields = {"path": path, "single": single, "multi": multi,
-              "cpu": [cpu("client"), cpu("server")], "disk": None}  # fmt: skip
+              "cpu": [cpu("client"), cpu("server")], "disks": [], "notes": []}  # fmt: skip
     return Evidence(**(fields | changes))
 
 
@@ -93,10 +93,18 @@ def test_loss_advises_streams_from_mathis_and_lists_the_predictions():
 
 
 def test_a_slow_disk_binds_before_the_network():
-    disk = DiskEvidence(path="/data", read_bps=40e6, write_bps=200e6)
-    assert decide(evidence(tcp(93e6), disk=disk)).limit == "disk"
+    disk = DiskEvidence(end="client", path="/data", read_bps=40e6, write_bps=200e6)
+    assert decide(evidence(tcp(93e6), disks=[disk])).limit == "disk"
     fast = disk.model_copy(update={"read_bps": 2e9})
-    assert decide(evidence(tcp(93e6), disk=fast)).limit == "path_capacity"
+    assert decide(evidence(tcp(93e6), disks=[fast])).limit == "path_capacity"
+
+
+def test_the_receiving_disk_counts_by_its_write_rate():
+    near = DiskEvidence(end="client", path="/data", read_bps=2e9, write_bps=30e6)
+    far = DiskEvidence(end="server", path="server --root", read_bps=2e9, write_bps=50e6)
+    verdict = decide(evidence(tcp(93e6), disks=[near, far]))
+    assert verdict.limit == "disk"
+    assert "the server's server --root writes at 50.0 Mb/s" in verdict.headline
 
 
 def test_nothing_found_is_said_so():

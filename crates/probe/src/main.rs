@@ -11,6 +11,7 @@ mod copy_server;
 mod cpu;
 mod datapath;
 mod disk;
+mod disk_remote;
 mod error;
 mod iperf3;
 mod names;
@@ -252,8 +253,14 @@ struct CbrSinkArgs {
 #[derive(Args)]
 struct DiskArgs {
     /// A directory on the file system to measure (a scratch file is made and removed there).
+    #[arg(long, required_unless_present = "server", conflicts_with = "server")]
+    path: Option<PathBuf>,
+    /// Measure the server's --root instead, as HOST:PORT.
+    #[arg(long, requires = "secret_file")]
+    server: Option<String>,
+    /// File with the shared secret (with --server).
     #[arg(long)]
-    path: PathBuf,
+    secret_file: Option<PathBuf>,
     #[arg(long, default_value_t = 4 << 30)]
     size_bytes: u64,
     /// Comma-separated block sizes, one pass each.
@@ -376,7 +383,14 @@ fn run(command: Command, interrupted: &Arc<AtomicBool>) -> Result<()> {
                 block_bytes: args.block_bytes,
                 direct: args.direct,
             };
-            let measured = disk::measure(&args.path, &request, interrupted)?;
+            let measured = match (&args.path, &args.server) {
+                (Some(path), _) => disk::measure(path, &request, interrupted)?,
+                (None, Some(server)) => {
+                    let secret = secret(args.secret_file.as_deref())?;
+                    disk_remote::run(server, &secret, &request)?
+                }
+                (None, None) => return Err(ProbeError::invalid("path", "", "is required")),
+            };
             report::write_json_file(&args.out, &measured)
         }
     }

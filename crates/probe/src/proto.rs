@@ -51,6 +51,10 @@ pub enum Message {
     StartPut(PutRequest),
     /// Client → server: send a file from the server's root.
     StartGet(GetRequest),
+    /// Client → server: measure the disk of the server's root.
+    StartDisk(crate::disk::DiskRequest),
+    /// Server → client: what the disk test measured.
+    DiskResults(Box<crate::disk::DiskReport>),
     /// Server → client, before `Ready` of a get: the size of the file it will send.
     Source {
         size_bytes: u64,
@@ -98,6 +102,8 @@ impl Message {
             Message::StartRr(_) => "start_rr",
             Message::StartPut(_) => "start_put",
             Message::StartGet(_) => "start_get",
+            Message::StartDisk(_) => "start_disk",
+            Message::DiskResults(_) => "disk_results",
             Message::Source { .. } => "source",
             Message::Held { .. } => "held",
             Message::Sent { .. } => "sent",
@@ -301,6 +307,7 @@ mod tests {
             br#"{"type":"start_put","name":"x","size_bytes":-1,"streams":1,"overwrite":false}"#,
             br#"{"type":"start_get","name":"x","streams":1,"resume":true,"overwrite":true}"#,
             br#"{"type":"sent","ranges":[{"bytes":1}]}"#,
+            br#"{"type":"start_disk","size_bytes":1,"block_bytes":[1],"direct":false,"x":1}"#,
             b"\xff\xfe garbage",
             b"{",
         ] {
@@ -331,6 +338,7 @@ mod tests {
                 Just("\"hello\""),
                 Just("\"start_put\""),
                 Just("\"start_get\""),
+                Just("\"start_disk\""),
                 Just("\"sent\""),
                 Just("\"held\""),
                 Just("\"received\""),

@@ -10,7 +10,7 @@
 //! detected: a get would read them; a put never writes through one (rename replaces it).
 
 use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -51,6 +51,12 @@ impl Root {
         let dir = fcntl::open(path, flags, Mode::empty())
             .map_err(|e| ProbeError::invalid("root", path.display(), e.desc()))?;
         Ok(Root { dir, field })
+    }
+
+    /// The root as a path that stays on the directory opened, even if it is renamed: for the
+    /// disk test, whose scratch file names are the server's own.
+    pub fn scratch_dir(&self) -> std::path::PathBuf {
+        format!("/proc/self/fd/{}", self.dir.as_raw_fd()).into()
     }
 
     fn refuse(&self, name: &str, reason: impl Into<String>) -> ProbeError {

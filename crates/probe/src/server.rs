@@ -17,6 +17,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::auth::{self, Secret, CHALLENGE_BYTES};
 use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
+use crate::disk_remote;
 use crate::error::{ProbeError, ProtoError, Result};
 use crate::proto::{self, Message, TcpRequest, MAX_REQUEST_FRAME_BYTES, PROTOCOL_VERSION};
 use crate::report::{self, PeerReport, StreamReport};
@@ -160,10 +161,11 @@ fn handle_client(
         Message::StartRr(request) => rr::serve(control, &request, limits),
         Message::StartPut(request) => copy_server::serve_put(control, &request, limits, root),
         Message::StartGet(request) => copy_server::serve_get(control, &request, limits, root),
+        Message::StartDisk(request) => disk_remote::serve(control, &request, limits, root),
         other => {
             let e = ProtoError::Unexpected {
                 got: other.name().into(),
-                want: "start_tcp, start_udp, start_rr, start_put or start_get",
+                want: "start_tcp, start_udp, start_rr, start_put, start_get or start_disk",
             };
             let _ = proto::send(&mut control, &rejected_frame(&e));
             Err(e.into())

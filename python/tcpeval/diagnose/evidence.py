@@ -81,9 +81,16 @@ class CpuEvidence(BaseModel):
 
 
 class DiskEvidence(BaseModel):
+    end: End
     path: str
     read_bps: float
     write_bps: float
+
+    @property
+    def transfer_bps(self) -> float:
+        """What this end's disk allows a transfer from the client to the server: the
+        sender reads, the receiver writes."""
+        return self.read_bps if self.end == "client" else self.write_bps
 
 
 class Evidence(BaseModel):
@@ -91,7 +98,8 @@ class Evidence(BaseModel):
     single: TcpEvidence
     multi: TcpEvidence
     cpu: list[CpuEvidence]
-    disk: DiskEvidence | None
+    disks: list[DiskEvidence]
+    notes: list[str]
 
 
 def gather(runs: Runs) -> Evidence:
@@ -102,7 +110,12 @@ def gather(runs: Runs) -> Evidence:
         single=single,
         multi=multi,
         cpu=_cpu(busier),
-        disk=_disk(runs.disk),
+        disks=[
+            disk
+            for disk in (_disk("client", runs.disk), _disk("server", runs.server_disk))
+            if disk is not None
+        ],
+        notes=runs.notes,
     )
 
 
@@ -184,11 +197,12 @@ def _cpu_end(end: End, role: Role, report: dict[str, Any]) -> CpuEvidence:
     )
 
 
-def _disk(report: dict[str, Any] | None) -> DiskEvidence | None:
+def _disk(end: End, report: dict[str, Any] | None) -> DiskEvidence | None:
     if report is None or not report["passes"]:
         return None
     buffered = [p for p in report["passes"] if not p["direct"]] or report["passes"]
     return DiskEvidence(
+        end=end,
         path=report["path"],
         read_bps=max(p["read_bps"] for p in buffered),
         write_bps=max(p["write_bps"] for p in buffered),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tcpeval.probe.driver import run_disk, run_tcp, run_udp
+from tcpeval.probe.driver import ProbeError, run_disk, run_tcp, run_udp
 from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
 from tcpeval.result import Result
 
@@ -52,7 +52,11 @@ class Runs:
     loss_train: dict[str, Any]
     single: Result
     multi: Result
+    # The near end's disk (the sender's: its read rate counts) and the far end's (its
+    # write rate), when measured; a server without --root has none.
     disk: dict[str, Any] | None = None
+    server_disk: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
     step_seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -70,6 +74,10 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     if path is not None:
         size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
         runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
+        try:
+            runs.server_disk = timer.step("server disk", lambda: _server_disk(target, size, out))
+        except ProbeError as e:
+            runs.notes.append(f"the server's disk was not measured: {e}")
     runs.step_seconds = timer.seconds
     return runs
 
@@ -123,6 +131,13 @@ def _disk_bytes(network_bps: float) -> int:
 def _disk(target: Target, path: Path, size_bytes: int, out: Path) -> dict[str, Any]:
     settings = DiskSettings(path=str(path), size=f"{size_bytes}B", block="1MiB")
     return run_disk(settings, out / "disk", target.wrapper)
+
+
+def _server_disk(target: Target, size_bytes: int, out: Path) -> dict[str, Any]:
+    settings = DiskSettings(
+        server=target.server, secret_file=target.secret_file, size=f"{size_bytes}B", block="1MiB"
+    )
+    return run_disk(settings, out / "server-disk", target.wrapper)
 
 
 class _Timer:

@@ -65,7 +65,7 @@ def decide(e: Evidence, predictions: dict[str, float] | None = None) -> Verdict:
             f"not limited by anything measured: {_mbps(e.single.goodput_bps)} of "
             f"{capacity}{_mbps(e.path.capacity_bps)}, no loss, no window, CPU or disk limit"
         ),
-        evidence=[_goodput_line(e)],
+        evidence=[_goodput_line(e), *e.notes],
         advice=["look at the sending application (app-limited time) and the path's middleboxes"],
     )
 
@@ -75,22 +75,30 @@ def _best_bps(e: Evidence) -> float:
 
 
 def _disk(e: Evidence) -> Verdict | None:
-    if e.disk is None or e.disk.read_bps >= FULL_LINK * _best_bps(e):
+    if not e.disks:
         return None
+    slowest = min(e.disks, key=lambda d: d.transfer_bps)
+    if slowest.transfer_bps >= FULL_LINK * _best_bps(e):
+        return None
+    action = "reads" if slowest.end == "client" else "writes"
     return Verdict(
         limit="disk",
         headline=(
-            f"disk limited: {e.disk.path} reads at {_mbps(e.disk.read_bps)}, the network "
-            f"carries {_mbps(_best_bps(e))}"
+            f"disk limited: the {slowest.end}'s {slowest.path} {action} at "
+            f"{_mbps(slowest.transfer_bps)}, the network carries {_mbps(_best_bps(e))}"
         ),
         evidence=[
-            f"disk read {_mbps(e.disk.read_bps)}, write {_mbps(e.disk.write_bps)} "
-            "(sequential, 1 MiB blocks, page cache dropped)",
+            *(
+                f"{d.end} disk {d.path}: read {_mbps(d.read_bps)}, write {_mbps(d.write_bps)} "
+                "(sequential, 1 MiB blocks, page cache dropped)"
+                for d in e.disks
+            ),
             _goodput_line(e),
         ],
         advice=[
             "stripe the data over more disks (RAID 0/10) or more spindles",
-            "read with direct I/O (`tcpeval probe disk --direct` shows whether it is faster)",
+            "read and write with direct I/O (`tcpeval probe disk --direct` shows whether it "
+            "is faster)",
             "move the data to a faster file system for the transfer",
         ],
     )

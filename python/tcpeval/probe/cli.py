@@ -228,8 +228,16 @@ def rr(
 
 @probe_app.command()
 def disk(
-    path: Annotated[Path, typer.Argument(help="A directory on the file system to measure.")],
     out: Out,
+    path: Annotated[
+        Path | None, typer.Argument(help="A directory on the file system to measure.")
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option(help="Measure this server's --root instead (HOST[:PORT]).")
+    ] = None,
+    secret_file: Annotated[
+        Path | None, typer.Option("--secret-file", help="Shared secret, with --server.")
+    ] = None,
     size: Annotated[str, typer.Option(help="Written and read per pass, e.g. 4GB.")] = "4GB",
     block: Annotated[
         str, typer.Option(help="Block size or a list, e.g. 64KiB,1MiB,16MiB.")
@@ -237,7 +245,15 @@ def disk(
     direct: Annotated[bool, typer.Option(help="Also measure with O_DIRECT.")] = False,
 ) -> None:
     """Sequential write (with sync) and read rates, page cache dropped or bypassed."""
-    settings = _settings(DiskSettings, path=str(path), size=size, block=block, direct=direct)
+    settings = _settings(
+        DiskSettings,
+        path=str(path) if path else None,
+        server=_server(server) if server else None,
+        secret_file=str(secret_file) if secret_file else None,
+        size=size,
+        block=block,
+        direct=direct,
+    )
     try:
         report = run_disk(settings, out)
     except ProbeError as e:

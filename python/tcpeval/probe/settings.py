@@ -244,11 +244,14 @@ class RrSettings(_Settings):
 
 
 class DiskSettings(BaseModel):
-    """A sequential disk test of one directory (`tcpeval-probe disk`)."""
+    """A sequential disk test of one directory (`tcpeval-probe disk`): a local one, or the
+    root of a server started with `--root`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    path: str = Field(description="A directory on the file system to measure")
+    path: str | None = Field(None, description="A directory on the file system to measure")
+    server: str | None = Field(None, description="HOST:PORT of a server whose root to measure")
+    secret_file: str | None = Field(None, description="Shared secret, with server")
     size: str = Field("4GB", description="File written and read per pass")
     block: str = Field("1MiB", description="Block size, or a comma-separated list")
     direct: bool = Field(False, description="Also measure with O_DIRECT")
@@ -267,9 +270,21 @@ class DiskSettings(BaseModel):
             raise ValueError("must be positive sizes")
         return value
 
+    @model_validator(mode="after")
+    def _one_place(self) -> DiskSettings:
+        if (self.path is None) == (self.server is None):
+            raise ValueError("give either a path or a server, not both")
+        if self.server is not None and self.secret_file is None:
+            raise ValueError("secret_file is required with a server")
+        return self
+
     def arguments(self) -> list[str]:
         blocks = ",".join(str(parse_size(part).bytes) for part in self.block.split(","))
+        if self.path is not None:
+            place = ["--path", self.path]
+        else:
+            place = ["--server", str(self.server), "--secret-file", str(self.secret_file)]
         return [
-            "--path", self.path, "--size-bytes", str(parse_size(self.size).bytes),
+            *place, "--size-bytes", str(parse_size(self.size).bytes),
             "--block-bytes", blocks, *(["--direct"] if self.direct else []),
         ]  # fmt: skip
