@@ -43,6 +43,9 @@ def diagnose_command(
         diagnosis = diagnose(target, out, seconds, streams, path)
     except ProbeError as e:
         _fail(str(e))
+    except KeyboardInterrupt:
+        typer.echo("interrupted: no diagnosis (each step's raw output is kept in --out)", err=True)
+        raise typer.Exit(130) from None
     if as_json:
         typer.echo(json.dumps(diagnosis.model_dump(), indent=2))
         return

@@ -1,7 +1,8 @@
 """The measurements a diagnosis rests on, taken in order against one probe server
 (docs/diagnose.md): UDP trains for the path's capacity and loss without TCP, memory-to-memory
 TCP with one stream and with N (TCP_INFO histories and both ends' CPUs), and with a
-directory, the local disk's rates.
+directory, the disks' rates of both ends. Ctrl-C stops the diagnosis (the binary keeps what it
+measured of the step it was in, but half a diagnosis would name the wrong limit).
 """
 
 from __future__ import annotations
@@ -115,7 +116,10 @@ def _tcp(target: Target, streams: int, seconds: float) -> Result:
         streams=streams,
         duration=f"{int(seconds * 1000)}ms",
     )
-    return run_tcp(settings, name=f"diagnose-{streams}-streams", wrapper=target.wrapper)
+    result = run_tcp(settings, name=f"diagnose-{streams}-streams", wrapper=target.wrapper)
+    if result.summary["backend"]["details"]["interrupted"]:
+        raise KeyboardInterrupt
+    return result
 
 
 def _goodput_bps(result: Result) -> float:
