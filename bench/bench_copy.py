@@ -1,9 +1,9 @@
 """Figures for `tcpeval probe copy`: disk to disk against memory to memory on a veth pair.
 
 Puts and gets one file of --size over --streams streams between two namespaces (both ends on
-this machine's disk, under --dir), each followed by the memory-to-memory TCP test and the
-local disk test `tcpeval probe copy` runs, and prints the rates side by side. Needs root; the
-namespaces are made and removed here.
+this machine's disk, under --dir), each followed by the memory-to-memory TCP test and the disk
+tests of both ends that `tcpeval probe copy` runs, and prints the rates side by side. Needs
+root; the namespaces are made and removed here.
 
     .venv/bin/python bench/bench_copy.py [--size 1GB] [--streams 4] [--dir /var/tmp]
 """
@@ -55,15 +55,16 @@ def main() -> None:
                                     remote="source.bin", get=get, streams=args.streams)  # fmt: skip
                 started = time.monotonic()
                 report = run_copy(copy, work / ("get" if get else "put"), wrapper)
-                disk = report["local_disk"]["passes"][0]
+                here, there = (report[f"{end}_disk"]["passes"][0] for end in ("local", "server"))
                 print(
                     f"{report['direction']} {report['size_bytes']} B over {args.streams} streams:"
                     f" disk to disk {report['rate_bps'] / 1e9:.2f} Gb/s (data"
                     f" {report['data_ns'] / 1e9:.2f} s, fsync {report['sync_ns'] / 1e9:.2f} s,"
                     f" read back {report['verify_ns'] / 1e9:.2f} s; wall"
                     f" {report['wall_ns'] / 1e9:.2f} s), memory to memory"
-                    f" {report['memory_to_memory']['rate_bps'] / 1e9:.2f} Gb/s, local disk write"
-                    f" {disk['write_bps'] / 1e9:.2f} / read {disk['read_bps'] / 1e9:.2f} Gb/s;"
+                    f" {report['memory_to_memory']['rate_bps'] / 1e9:.2f} Gb/s, disk write / read"
+                    f" here {here['write_bps'] / 1e9:.2f} / {here['read_bps'] / 1e9:.2f}, there"
+                    f" {there['write_bps'] / 1e9:.2f} / {there['read_bps'] / 1e9:.2f} Gb/s;"
                     f" command {time.monotonic() - started:.1f} s; committed {report['committed']}"
                 )
     finally:

@@ -19,7 +19,7 @@ import pytest
 
 from tcpeval.probe import ProbeError, probe_binary
 from tcpeval.probe.cli import copy_ends
-from tcpeval.probe.copy_table import copy_lines
+from tcpeval.probe.copy_table import copy_lines, verdict
 from tcpeval.probe.driver import run_copy
 from tcpeval.probe.netns import Hosts, Lab, lab, secret_file
 from tcpeval.probe.settings import CopySettings
@@ -127,6 +127,9 @@ def test_a_multi_stream_copy_arrives_byte_identical_with_its_rates(paired, dirs)
     assert disk_pass["bytes"] == 8 * 2**20  # whole 1 MiB blocks
     assert disk_pass["read_bps"] > 0
     assert report["local_disk"]["path"] == str(dirs["local"])
+    assert report["server_disk"]["passes"][0]["write_bps"] > 0
+    assert report["server_disk"]["path"] == "server --root"
+    assert sorted(p.name for p in dirs["root"].iterdir()) == ["data.bin"]  # scratch removed
     assert sorted(p.name for p in dirs["local"].iterdir()) == ["data.bin"]  # scratch removed
     assert json.loads((dirs["out"] / "copy.json").read_text()) == report
     printed = "\n".join(copy_lines(report))
@@ -398,3 +401,26 @@ def test_copy_bad_input_is_one_line_naming_the_field(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["probe", "copy", "a", "h:d", *common, "--streams", "0"])
     assert done.exit_code == 2
     assert done.output.strip().startswith("error: streams: '0'")
+
+
+def test_the_verdict_names_the_slowest_rate_the_copy_ran_near() -> None:
+    def report(direction: str, rate_bps: float) -> dict:
+        def disk(read_bps: float, write_bps: float) -> dict:
+            return {"passes": [{"read_bps": read_bps, "write_bps": write_bps}]}
+
+        return {
+            "direction": direction,
+            "rate_bps": rate_bps,
+            "memory_to_memory": {"rate_bps": 10e9},
+            "local_disk": disk(read_bps=8e9, write_bps=2e9),
+            "server_disk": disk(read_bps=3e9, write_bps=5e9),
+        }
+
+    # A put reads here (8 Gb/s) and writes there (5 Gb/s); a get reads there (3), writes here (2).
+    assert verdict(report("put", 4.5e9)).startswith("limited by the server's disk writes")
+    assert verdict(report("get", 1.9e9)).startswith("limited by this host's disk writes")
+    assert verdict(report("put", 1e9)).startswith("limited by the hosts")
+    assert "the server's disk writes" in verdict(report("put", 1e9))
+    alone = {"direction": "put", "rate_bps": 9e9, "memory_to_memory": {"rate_bps": 10e9}}
+    assert verdict(alone).startswith("limited by the network: the copy ran at 90%")
+    assert verdict({"direction": "put", "rate_bps": 1e9}) is None

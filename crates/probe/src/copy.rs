@@ -14,6 +14,7 @@ use crate::auth::Secret;
 use crate::client::{self, expect, receive_until, unexpected};
 use crate::copy_server::verdict_timeout;
 use crate::disk::{self, DiskReport, DiskRequest};
+use crate::disk_remote;
 use crate::error::{ProbeError, Result};
 use crate::proto::{self, GetRequest, Message, PutRequest};
 use crate::report;
@@ -42,8 +43,8 @@ pub struct CopyOptions {
     pub resume: bool,
     pub out: PathBuf,
     pub progress: bool,
-    /// After a committed copy, measure the local directory's disk with a file this large
-    /// (`disk.rs`); zero skips it.
+    /// After a committed copy, measure both ends' disks with a file this large (`disk.rs`,
+    /// `disk_remote.rs`); zero skips it.
     pub disk_bytes: u64,
 }
 
@@ -70,6 +71,8 @@ pub struct CopyReport {
     /// Sequential rates of the local end's disk, in the directory of `local`, measured
     /// after the copy (the read rate limits a put, the write rate a get).
     pub local_disk: Option<DiskReport>,
+    /// The same of the server's `--root` (its write rate limits a put, its read rate a get).
+    pub server_disk: Option<DiskReport>,
     pub warnings: Vec<String>,
     pub kernel: String,
     /// The whole command: connecting, moving, flushing and verifying.
@@ -112,12 +115,7 @@ pub fn run(options: &CopyOptions, interrupted: &AtomicBool) -> Result<CopyReport
     };
     let mut report = build_report(options, outcome, interrupted.load(Ordering::Relaxed), wall);
     if report.committed && options.disk_bytes > 0 {
-        match measure_local_disk(options, interrupted) {
-            Ok(disk) => report.local_disk = Some(disk),
-            Err(e) => report
-                .warnings
-                .push(format!("local disk not measured: {e}")),
-        }
+        measure_disks(options, &mut report, interrupted);
     }
     let interrupted = interrupted.load(Ordering::Relaxed);
     report::write_json(&options.out, "copy.json", &report)?;
@@ -299,15 +297,28 @@ fn get(options: &CopyOptions, interrupted: &AtomicBool) -> Result<Outcome> {
     })
 }
 
-/// The disk the local file was read from or written to, one buffered pass of 1 MiB blocks.
-fn measure_local_disk(options: &CopyOptions, interrupted: &AtomicBool) -> Result<DiskReport> {
-    let (dir, _) = split_local(&options.local)?;
+/// Both ends' disks, where the file was read and written: one buffered pass of 1 MiB blocks
+/// each, one end after the other (they may share a disk). A disk not measured is a warning.
+fn measure_disks(options: &CopyOptions, report: &mut CopyReport, interrupted: &AtomicBool) {
     let request = DiskRequest {
         size_bytes: options.disk_bytes,
         block_bytes: vec![1 << 20],
         direct: false,
     };
-    disk::measure(dir, &request, interrupted)
+    let local =
+        split_local(&options.local).and_then(|(dir, _)| disk::measure(dir, &request, interrupted));
+    match local {
+        Ok(measured) => report.local_disk = Some(measured),
+        Err(e) => report
+            .warnings
+            .push(format!("local disk not measured: {e}")),
+    }
+    match disk_remote::run(&options.server, &options.secret, &request) {
+        Ok(measured) => report.server_disk = Some(measured),
+        Err(e) => report
+            .warnings
+            .push(format!("server's disk not measured: {e}")),
+    }
 }
 
 /// The directory a local file goes in and its name in it.
@@ -385,6 +396,7 @@ fn build_report(
         interrupted,
         problem: verdict.problem,
         local_disk: None,
+        server_disk: None,
         warnings: Vec::new(),
         kernel: report::kernel_release(),
         wall_ns: wall.elapsed().as_nanos() as u64,

@@ -211,7 +211,7 @@ struct CopyArgs {
     /// Continue an interrupted copy from what its partial file holds.
     #[arg(long)]
     resume: bool,
-    /// After the copy, measure the local file's disk with a file this large (0: skip).
+    /// After the copy, measure both ends' disks with a file this large (0: skip).
     #[arg(long, default_value_t = 0)]
     disk_bytes: u64,
     /// Print elapsed time and per-stream rates to stderr once a second.

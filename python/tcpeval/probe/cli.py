@@ -309,7 +309,7 @@ def copy(
         str, typer.Option(help="Memory-to-memory TCP afterwards, to compare; 0s skips it.")
     ] = "5s",
     disk_size: Annotated[
-        str, typer.Option(help="The local disk measured afterwards with this much; 0B skips it.")
+        str, typer.Option(help="Both ends' disks measured afterwards with this much; 0B skips.")
     ] = "256MB",
 ) -> None:
     """Disk to disk through the probe server, every byte verified, beside memory to memory."""

@@ -110,7 +110,7 @@ class TcpSettings(_Settings):
 
 class CopySettings(_Settings):
     """A file to (or, with `get`, from) a server's root; then `tcp_duration` of memory-to-memory
-    TCP with the same streams in the same direction ("0s" skips it) and the local disk's
+    TCP with the same streams in the same direction ("0s" skips it) and both ends' disk
     rates measured with a file of `disk_size` ("0B" skips it)."""
 
     local: str = Field(description="The local file: sent, or written with get")
