@@ -314,7 +314,7 @@ mod tests {
     }
 
     #[test]
-    fn a_spinning_thread_shows_as_a_busy_thread() {
+    fn a_spinning_thread_is_running_or_waiting_all_the_time() {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let spinner = thread::spawn(move || {
@@ -329,13 +329,15 @@ mod tests {
         let report = sampler.finish();
         stop.store(true, Ordering::Relaxed);
         spinner.join().unwrap();
-        let busiest = report
+        // Always runnable, the spinner either runs or waits for a CPU: the two shares add up
+        // to the whole interval however loaded the machine is (other threads of this test
+        // process can only raise either maximum).
+        let accounted = report
             .intervals
             .iter()
-            .map(|i| i.busiest_thread)
+            .map(|i| i.busiest_thread + i.most_waiting_thread)
             .fold(0.0, f64::max);
-        // On a loaded test machine the spinner still gets most of a core in some interval.
-        assert!(busiest > 0.5, "{report:?}");
+        assert!(accounted > 0.9, "{report:?}");
         assert!(report.intervals.len() >= 3);
     }
 }
