@@ -31,8 +31,6 @@ def measured(result: Result, scenario: Scenario) -> Result:
     start_s, end_s = scenario.measure_span_s()
     summary = dict(result.summary)
     summary["measure"] = {"window": scenario.measure.given, "start_s": start_s, "end_s": end_s}
-    summary["tcpeval_version"] = provenance.version()
-    summary["scenario_sha256"] = provenance.scenario_sha256(summary["scenario"])
     summary["whole_run_jain_index"] = summary["jain_index"]
     windowed = not scenario.measure.is_whole_run
     summary["flows"] = [
@@ -47,7 +45,7 @@ def measured(result: Result, scenario: Scenario) -> Result:
     if windowed:
         goodputs = [f["goodput_mbps"] for f in summary["flows"] if f["goodput_mbps"] is not None]
         summary["jain_index"] = metrics.jain_index(goodputs) if goodputs else None
-    return replace(result, summary=summary)
+    return provenance.stamped(replace(result, summary=summary))
 
 
 def _flow(

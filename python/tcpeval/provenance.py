@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from functools import cache
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tcpeval.result import Result
 
 PACKAGE = "tcpeval"
 
@@ -27,3 +31,12 @@ def scenario_sha256(described: dict[str, Any]) -> str:
     scenarios hash equal however they were written."""
     canonical = json.dumps(described, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def stamped(result: Result) -> Result:
+    """The result with `tcpeval_version` and `scenario_sha256` in its summary."""
+    summary = result.summary | {
+        "tcpeval_version": version(),
+        "scenario_sha256": scenario_sha256(result.summary["scenario"]),
+    }
+    return replace(result, summary=summary)

@@ -133,18 +133,22 @@ VERDICT_MARKS = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "–"}
 
 
 def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
-    """One row per verdict, as the report's table: pass or fail, the rule, the worst point."""
+    """One row per verdict, as the report's table: pass or fail, the test, the stack, the rule
+    in words, the worst point and the stack's and the baseline's values there."""
     failed = sum(1 for v in verdicts if v.passed is False)
     table = Table(title=f"verdicts: {failed} of {len(verdicts)} failed", title_justify="left")
-    for header in ("verdict", "stack", "rule", "worst point", "value", "failing"):
-        table.add_column(header, justify="right" if header in ("value", "failing") else "left")
+    numbers = ("value", "baseline", "failing")
+    for header in ("verdict", "test", "stack", "rule", "worst point", *numbers):
+        table.add_column(header, justify="right" if header in numbers else "left")
     for v in verdicts:
         table.add_row(
             VERDICT_MARKS[v.passed],
+            v.test or "-",
             v.stack,
             v.rule.text,
             v.where,
             _with_unit(v.value, v.rule.metric),
+            _with_unit(v.baseline, v.rule.metric),
             f"{len(v.failing)} of {v.points}",
         )
     return table

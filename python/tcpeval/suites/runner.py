@@ -10,7 +10,6 @@ the same command finishes only what is missing.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +19,7 @@ from tcpeval.backends import Backend
 from tcpeval.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE, publish_file
 from tcpeval.report.html import ReportFile, write_report
 from tcpeval.result import load as load_result
+from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
 from tcpeval.sweep import sweep
@@ -52,8 +52,7 @@ def run_suite(
 
 
 def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool, backend: str) -> None:
-    text = resources.files("tcpeval.suites").joinpath(f"{suite.name}.toml").read_text()
-    publish_file(out / SUITE_FILE, text)
+    publish_file(out / SUITE_FILE, suite_text(suite.name))
     run = {"suite": suite.name, "cc": cc, "baseline": baseline, "quick": quick}
     publish_file(out / RUN_FILE, json.dumps(run | {"backend": backend}, indent=2) + "\n")
 
