@@ -10,17 +10,20 @@ from rich.table import Table
 from tcpeval.compare import Comparison
 from tcpeval.metrics import declared
 from tcpeval.report.verdicts import Verdict
+from tcpeval.scenario.window import WHOLE_RUN
+from tcpeval.summary import measure_span_s
 
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
 
 
 def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
     """One row per flow; '-' where the backend has no figure, and what limits each flow when
-    the backend says (the model does)."""
+    the backend says (the model does). Goodput covers the measurement window (the caption)."""
     flows = summary["flows"]
     limits = any("limited_by" in flow for flow in flows)
-    headers = ["flow", "cc", "rtt ms", "goodput Mb/s", "retransmits", "timeouts", "done at s"]
-    table = Table(title=title, title_justify="left")
+    headers = ["flow", "cc", "rtt ms", "goodput Mb/s*", "retransmits", "timeouts", "done at s"]
+    caption = f"* over the measurement window, {measure_window_text(summary, counters=False)}"
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for header in headers + ["limited by"] * limits:
         table.add_column(header, justify="left" if header in ("cc", "limited by") else "right")
     for flow in flows[:FLOW_ROWS_MAX]:
@@ -108,10 +111,14 @@ def run_table(summary: dict[str, Any]) -> Table:
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column(justify="left")
     table.add_column(justify="right")
+    table.add_row("measured over", measure_window_text(summary))
     table.add_row("bottleneck utilization", _number(bottleneck.get("utilization"), ".3f"))
     table.add_row("bottleneck drops", _number(bottleneck.get("drops"), ","))
     table.add_row("mean queue, packets", _number(bottleneck.get("mean_queue_pkts"), ".1f"))
     table.add_row("Jain index of goodputs", _number(summary["jain_index"], ".3f"))
+    if summary.get("measure", {}).get("window", WHOLE_RUN) != WHOLE_RUN:
+        whole_run = _number(summary["whole_run_jain_index"], ".3f")
+        table.add_row("  over the whole run", whole_run)
     table.add_row("backend", backend["name"])
     if not backend.get("valid", True):
         table.add_row("[red]invalid run[/]", backend["invalid_reason"])
@@ -123,6 +130,15 @@ def run_table(summary: dict[str, Any]) -> Table:
         table.add_row("packets delivered per wall-second", f"{rate:,.0f}")
     table.add_row("wall time, s", f"{wall_s:.2f}")
     return table
+
+
+def measure_window_text(summary: dict[str, Any], *, counters: bool = True) -> str:
+    """The window the figures cover, as the summary records it: "second half (60–120 s);
+    counters: whole run"."""
+    start_s, end_s = measure_span_s(summary)
+    window = (summary.get("measure") or {}).get("window", WHOLE_RUN)
+    text = f"{window} ({start_s:g}–{end_s:g} s)"
+    return text + "; counters: whole run" if counters else text
 
 
 def _number(value: float | None, spec: str) -> str:
