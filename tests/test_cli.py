@@ -42,7 +42,7 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
         "links.parquet",
         "summary.json",
     ]
-    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == FLOW_COLUMNS
+    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == (*FLOW_COLUMNS, "cc")
     assert tuple(pd.read_parquet(out / "links.parquet").columns) == LINK_COLUMNS
     summary = json.loads((out / "summary.json").read_text())
     assert {"scenario", "flows", "bottleneck", "jain_index", "backend"} <= summary.keys()

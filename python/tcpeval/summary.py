@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tcpeval.units import parse_rate
+
 
 class _Open(BaseModel):
     """A record whose listed fields are checked; a backend may add fields of its own."""
@@ -106,3 +108,31 @@ def measure_span_s(summary: dict[str, Any]) -> tuple[float, float]:
     if window is None:
         return 0.0, duration_s(summary)
     return float(window["start_s"]), float(window["end_s"])
+
+
+def path_rates_bps(summary: dict[str, Any]) -> dict[int, float]:
+    """Each flow's path rate (its route's slowest link, bit/s) from the scenario as run; none
+    where the scenario declares no links (a real path's probe)."""
+    scenario = summary["scenario"]
+    declared = [*([scenario["bottleneck"]] if scenario.get("bottleneck") else [])]
+    names = ["bottleneck"] * len(declared) + [link["name"] for link in scenario.get("link", [])]
+    declared += scenario.get("link", [])
+    rates = {name: parse_rate(link["rate"]).bps for name, link in zip(names, declared, strict=True)}
+    tables = [*scenario.get("flow", []), *scenario.get("web", []), *scenario.get("reqresp", [])]
+    routes = {flow["id"]: _route(tables, flow["group"]) for flow in summary["flows"]}
+    return {
+        flow: float(min(rates[name] for name in route))
+        for flow, route in routes.items()
+        if route and all(name in rates for name in route)
+    }
+
+
+def _route(tables: list[dict[str, Any]], group: int) -> list[str]:
+    return list(tables[group].get("route") or []) if group < len(tables) else []
+
+
+def last_completion_s(summary: dict[str, Any]) -> float | None:
+    """When the last flow finished its transfer; None when a flow runs to the end (or the
+    backend does not say): the time a plot of the run needs."""
+    done = [flow["completion_s"] for flow in summary["flows"]]
+    return None if not done or None in done else float(max(done))

@@ -26,7 +26,7 @@ def jain_index(values: Sequence[float]) -> float:
 def throughput_ratio(a: float, b: float) -> float:
     """Hamilton fairness ratio of two like flows: min(a, b) / max(a, b), 1 = fair.
 
-    Li, Leith, Shorten, symmetric-fairness test (methodology.md §1.4, §1.5); two flows that
+    Li, Leith, Shorten, symmetric-fairness test (docs/methodology.md §3.3); two flows that
     both got nothing are treated as equal (1). For two flows Jain's index is
     (1+r)²/(2(1+r²)).
     """
@@ -44,8 +44,8 @@ def rtt_unfairness_exponent(
 
     With u = log(RTT2/RTT1) and y = log(x1/x2) for each pair of flows, k = Σuy / Σu².
     Reference values: k = 2 for Reno with synchronised losses (throughput ∝ 1/RTT²),
-    k = 1 with unsynchronised losses; larger k is more RTT-unfair (algorithms.md §10.5,
-    methodology.md §1.5, §7). Pairs with equal RTTs carry no information about k.
+    k = 1 with unsynchronised losses; larger k is more RTT-unfair (docs/methodology.md
+    §3.8). Pairs with equal RTTs carry no information about k.
     """
     rtt = np.asarray(rtt_ratios, dtype=float)
     ratio = np.asarray(throughput_ratios, dtype=float)

@@ -20,6 +20,7 @@ from tcpeval.report import figures
 from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section, mixes_algorithms
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
 from tcpeval.scenario.traffic import DEFAULT_MSS
+from tcpeval.summary import last_completion_s, path_rates_bps
 from tcpeval.units import parse_duration
 
 TABLE_METRICS = (
@@ -196,7 +197,11 @@ def time_series_panel(section: Section) -> Panel:
             return Panel(title, note=f"No time series: {path} is missing.")
         where = format_where(run, section.axes)
         heading = f"{stack} at {where}, repeat {run['repeat']}"
-        series.append((heading, pd.read_parquet(path), _flow_labels(section, run["run_id"])))
+        summary = json.loads((path.parent / "summary.json").read_text())
+        labels = _flow_labels(section, run["run_id"])
+        flows = pd.read_parquet(path)
+        rates, until_s = path_rates_bps(summary), last_completion_s(summary)
+        series.append(figures.RunSeries(heading, flows, labels, rates, until_s))
     caption = (
         "Each stack's first repeat at the grid point with the largest bandwidth-delay product."
     )
@@ -272,7 +277,7 @@ def rtt_unfairness_panels(section: Section) -> list[Panel]:
     caption = (
         "Each run's throughput ratio of its two flows against their RTT ratio, and each "
         "stack's exponent k fitted by least squares; standard TCP's reference is k ≈ 2 with "
-        "synchronised losses, 1 without (methodology.md §1.5). A starved flow has no ratio "
+        "synchronised losses, 1 without (docs/methodology.md §3.8). A starved flow has no ratio "
         f"and is left out ({starved} run{'' if starved == 1 else 's'})."
     )
     return [Panel(title, caption, figures.rtt_unfairness(points, exponents))]

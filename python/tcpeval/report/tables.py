@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from tcpeval.report.verdicts import Verdict
 from tcpeval.scenario.window import WHOLE_RUN
 from tcpeval.summary import measure_span_s
 
+THOUSAND = 1000
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
 
 
@@ -141,6 +143,16 @@ def measure_window_text(summary: dict[str, Any], *, counters: bool = True) -> st
     return text + "; counters: whole run" if counters else text
 
 
+def number(value: float | None) -> str:
+    """A value for a table: three significant digits, whole numbers from 1,000 up ("2,400
+    packets", never "2.4e+03"), a dash for none."""
+    if value is None:
+        return "–"
+    if abs(value) >= THOUSAND and math.isfinite(value):
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
 def _number(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -199,4 +211,4 @@ def _with_unit(value: float | None, metric: str) -> str:
         return "–"
     declaration = declared(metric)
     unit = declaration.unit if declaration is not None else ""
-    return f"{value:.3g} {unit}".rstrip()
+    return f"{number(value)} {unit}".rstrip()

@@ -72,7 +72,7 @@ def fairness(result: Result) -> dict[str, float]:
 
 def rtt_unfairness(result: Result) -> dict[str, float]:
     """Two flows of different RTTs: goodput ratio x1/x0 against RTT ratio RTT1/RTT0, for the
-    exponent fit x1/x0 = (RTT0/RTT1)^k (algorithms.md §10.5), and the min/max ratio."""
+    exponent fit x1/x0 = (RTT0/RTT1)^k (docs/methodology.md §3.8), and the min/max ratio."""
     x = [_goodput_mbps(result, f) for f in (0, 1)]
     rtts = [result.summary["flows"][f]["rtt_ms"] for f in (0, 1)]
     return {
@@ -84,7 +84,8 @@ def rtt_unfairness(result: Result) -> dict[str, float]:
 
 def friendliness(result: Result) -> dict[str, float]:
     """Flow 0 runs the stack, flow 1 standard TCP: the standard flow's share of their goodput.
-    Against the baseline run's share this is the Hamilton friendliness (methodology.md §1.5)."""
+    Against the baseline run's share this is the Hamilton friendliness (docs/methodology.md
+    §3.5)."""
     x = [_goodput_mbps(result, f) for f in (0, 1)]
     total = sum(x)
     return {"standard_share": x[1] / total if total > 0 else 0.0, "standard_mbps": x[1]}
@@ -141,7 +142,7 @@ def _loss_rate(summary: dict[str, Any]) -> float:
 def impact(result: Result) -> dict[str, float]:
     """The mean long-run goodput of the standard flows: the last group's stack, and group 0
     too when it runs the same one (the baseline run). Baseline over stack gives the BW impact
-    (methodology.md §2.1, reading 2)."""
+    (docs/methodology.md §3.9)."""
     flows = result.summary["flows"]
     standard = flows[-1]["cc"]
     rates = [_goodput_mbps(result, f["id"]) for f in flows if f["cc"] == standard]

@@ -22,7 +22,7 @@ from tcpeval.result import load as load_result
 from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
-from tcpeval.sweep import sweep
+from tcpeval.sweep import SuiteProgress, expand, load_grid, sweep
 
 
 def run_suite(
@@ -43,10 +43,12 @@ def run_suite(
     stacks = [cc] if cc == baseline else [cc, baseline]
     out.mkdir(parents=True, exist_ok=True)
     _record(out, suite, cc, baseline, quick, chosen.name)
-    for test in suite.test:
+    grids = [grid_of(test, suite, stacks, quick, chosen.real_time) for test in suite.test]
+    sizes = [len(expand(load_grid(grid))) for grid in grids]
+    for index, (test, grid) in enumerate(zip(suite.test, grids, strict=True)):
         test_dir = out / test.name
-        grid = grid_of(test, suite, stacks, quick, chosen.real_time)
-        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen)
+        shown = SuiteProgress(test.name, test.stack, sum(sizes[:index]), sum(sizes))
+        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen, suite=shown)
         write_measures(test_dir, test)
     return write_report(out, baseline=baseline)
 
