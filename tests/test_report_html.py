@@ -155,7 +155,10 @@ def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -
     assert html.count("No heatmap: it needs two axes with several values") == 2
     assert 'alt="response: response function"' in html
     # The response test plots its measure, the window after start-up.
-    assert "Each flow's long-run average window (the run's second half)" in " ".join(page.text)
+    assert "Each flow's average window over the measurement window (whole run)" in " ".join(
+        page.text
+    )
+    assert "measured over: whole run" in " ".join(page.text)
     assert 'alt="fair: time series of chosen runs"' in html
     assert 'alt="response: window_pkts over repeats"' not in html  # labelled, not the column
     for src in page.images:

@@ -242,9 +242,9 @@ def response_panel(section: Section) -> Panel:
             f"or have fewer than {RESPONSE_POINTS_MIN} values.",
         )
     path = path_model(section, frame)
-    if "window_pkts" in frame:  # the response measure: after the start-up transient
+    if "window_pkts" in frame:  # the response measure, over the runs' measurement window
         points = frame[["stack", "p", "window_pkts"]]
-        measured = "long-run average window (the run's second half)"
+        measured = f"average window over the measurement window ({section.windows_text})"
     else:
         windows = frame["goodput_mbps"] * 1e6 * frame["rtt_ms"] / 1e3 / (8 * path.mss_bytes)
         points = frame.assign(window_pkts=windows)[["stack", "p", "window_pkts"]]

@@ -31,11 +31,13 @@ import tcpeval
 from tcpeval import metrics
 from tcpeval.layout import GRID_FILE, MEASURES_FILE, RUN_FILE, RUNS_DIR, SUITE_FILE
 from tcpeval.report.verdicts import Rule, parse_rules
+from tcpeval.scenario.window import WHOLE_RUN
 from tcpeval.store import COMPANION_SUFFIX, with_measures
 
 VALUE_SUFFIX = COMPANION_SUFFIX
 """The numeric companion of an axis column in base units, e.g. `bottleneck.rate:value`."""
 DEFAULT_BASELINE = "reno"
+WINDOW_COLUMN = "measure_window"  # sweep/rundir.summary_table
 _STACK_AXIS = re.compile(r"^flow\.(\*|\d+)\.cc$")
 
 
@@ -64,6 +66,13 @@ class Section:
     @property
     def stacks(self) -> list[str]:
         return [str(s) for s in pd.unique(self.frame["stack"])]
+
+    @property
+    def windows_text(self) -> str:
+        """The measurement windows of its runs (docs/methodology.md §3.1), e.g. "second half";
+        "whole run" for runs made before windows."""
+        windows = self.frame.get(WINDOW_COLUMN, pd.Series([WHOLE_RUN]))
+        return ", ".join(str(w) for w in pd.unique(windows.fillna(WHOLE_RUN)))
 
 
 @dataclass(frozen=True)
