@@ -1,5 +1,5 @@
-"""docs/methodology.md is what the code, the suites and the report cite: every section they
-name exists."""
+"""docs/methodology.md is what the code, the suites, the report and the simulator's tests cite:
+every section they name exists."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ def test_every_methodology_section_the_code_cites_exists() -> None:
         r"^#+ (\d+(?:\.\d+)?)\.? ", (ROOT / "docs/methodology.md").read_text(), re.M
     )
     sources = [*ROOT.glob("python/tcpeval/**/*.py"), *ROOT.glob("python/tcpeval/**/*.toml")]
-    sources += [*ROOT.glob("python/tcpeval/**/*.j2")]
+    sources += [*ROOT.glob("python/tcpeval/**/*.j2"), *ROOT.glob("crates/**/*.rs")]
     cited = set()
     for path in sources:
-        text = " ".join(path.read_text().split()).replace("# ", "")
+        text = re.sub(r"(#|//[/!]?) ", "", " ".join(path.read_text().split()))
         for match in re.finditer(r"docs/methodology\.md((?:,? ?\(?§[\d.]+\)?)+)", text):
             cited |= set(re.findall(r"§(\d+(?:\.\d+)?)", match.group(1)))
     assert cited

@@ -140,8 +140,8 @@ def test_the_verdict_table_names_each_rule_and_its_worst_point(
     for header in ("verdict", "test", "stack", "rule", "worst point", "value", "baseline"):
         assert header in page.headers
     text = " ".join(page.text)
-    assert "throughput ratio (min/max) at least 0.99 at every point" in text
-    assert "average window at least 50% of the baseline's at every point" in text
+    assert "throughput ratio (min/max) at least 0.99" in text
+    assert "average window at least 50% of the baseline's" in text
     assert "at 5 Mb/s" in text or "at 10 Mb/s" in text
     # One verdict per test, metric and stack; the baseline (reno) is not judged.
     assert html.count('class="badge') == 2

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 USAGE_ERROR = 2
 RUNS_FAILED = 1
 INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT
+WIDE_TABLE_COLUMNS = 160
 EXAMPLES = Path("examples")
 DEMO_OUT = Path("out/demo")
 
@@ -314,7 +315,7 @@ def suite(
         _fail(error)
     except KeyboardInterrupt:
         _interrupted(out)
-    console.print(verdicts_table(written.verdicts))
+    _wide().print(verdicts_table(written.verdicts))
     console.print(f"report: {written.path}")
 
 
@@ -360,7 +361,7 @@ def report(
     except ReportError as error:
         _fail(error)
     if written.verdicts:
-        console.print(verdicts_table(written.verdicts))
+        _wide().print(verdicts_table(written.verdicts))
     typer.echo(str(written.path))
 
 
@@ -373,11 +374,12 @@ def cc_list() -> None:
     for algorithm in cc_algorithms():
         params = "\n".join(_parameter(name, value) for name, value in algorithm["params"].items())
         table.add_row(algorithm["name"], params or "-", algorithm["source"])
-    # Never cut at 80 columns when piped: as wide as the widest parameter needs.
-    Console(width=max(console.width, _NEEDED_WIDTH)).print(table)
+    _wide().print(table)
 
 
-_NEEDED_WIDTH = 120
+def _wide() -> Console:
+    """The console for a wide table: piped, rich would lay it out in 80 columns and cut it."""
+    return Console(width=max(console.width, WIDE_TABLE_COLUMNS))
 
 
 def _parameter(name: str, value: object) -> str:

@@ -51,7 +51,7 @@ class Result:
         if ALGORITHM_COLUMN not in self.flows:
             # Each sample names its flow's algorithm, so that a mixed run's series group by it.
             algorithms = {flow["id"]: flow["cc"] for flow in self.summary["flows"]}
-            self.flows = self.flows.assign(cc=self.flows["flow"].map(algorithms).astype(object))
+            self.flows = self.flows.assign(cc=self.flows["flow"].map(algorithms))
 
     @property
     def backend(self) -> str:

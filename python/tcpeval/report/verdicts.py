@@ -81,8 +81,8 @@ class Rule:
 
     @property
     def text(self) -> str:
-        """What passes, in words: "throughput ratio (min/max) at least 0.8 at every point",
-        "standard flows' mean goodput at least 50% of the baseline's at every point"."""
+        """What passes, in words: "throughput ratio (min/max) at least 0.8",
+        "standard flows' mean goodput at least 50% of the baseline's"."""
         metric = declared(self.metric)
         unit = f" {metric.unit}" if metric is not None and metric.unit else ""
         if self.condition == "below":
@@ -94,7 +94,7 @@ class Rule:
             share = 1 - self.threshold if higher else 1 + self.threshold
             bound = f"{'at least' if higher else 'at most'} {share:.0%} of the baseline's"
         name = metric.label if metric is not None else self.metric.replace("_", " ")
-        return f"{name} {bound} at every point"
+        return f"{name} {bound}"
 
     def format_message(self, *, where: str, value: float, baseline: float | None) -> str:
         """The message with its placeholders filled; ValueError if it has an unknown one."""
