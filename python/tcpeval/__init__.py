@@ -36,20 +36,16 @@ if TYPE_CHECKING:
     from tcpeval.sweep import SweepReport as SweepReport
     from tcpeval.sweep import sweep as sweep
 
-_HOMES = {
-    "Result": "tcpeval.result",
-    "Scenario": "tcpeval.scenario",
-    "ScenarioError": "tcpeval.scenario",
-    "SweepReport": "tcpeval.sweep",
-    "load": "tcpeval.store",
-    "load_errors": "tcpeval.store",
-    "load_scenario": "tcpeval.scenario",
-    "run": "tcpeval.backends",
-    "simulate": "tcpeval.backends",
-    "sweep": "tcpeval.sweep",
-}
-__all__ = sorted(_HOMES)
-__getattr__ = exports(__name__, _HOMES)
+__getattr__, __all__ = exports(
+    __name__,
+    {
+        "tcpeval.backends": ("run", "simulate"),
+        "tcpeval.result": ("Result",),
+        "tcpeval.scenario": ("Scenario", "ScenarioError", "load_scenario"),
+        "tcpeval.store": ("load", "load_errors"),
+        "tcpeval.sweep": ("SweepReport", "sweep"),
+    },
+)
 
 
 class _Package(ModuleType):
@@ -57,7 +53,7 @@ class _Package(ModuleType):
     sub-package would bind it here, hiding the function, so that binding is not kept."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _HOMES and isinstance(value, ModuleType):
+        if name in __all__ and isinstance(value, ModuleType):
             return
         super().__setattr__(name, value)
 

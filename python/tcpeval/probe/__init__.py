@@ -38,17 +38,12 @@ if TYPE_CHECKING:
         UdpSettings as UdpSettings,
     )
 
-_HOMES = {
-    "ProbeError": "tcpeval.probe.driver",
-    "RrSettings": "tcpeval.probe.settings",
-    "TcpSettings": "tcpeval.probe.settings",
-    "UdpSettings": "tcpeval.probe.settings",
-    "probe_binary": "tcpeval.probe.binary",
-    "result_from_raw": "tcpeval.probe.driver",
-    "run_rr": "tcpeval.probe.driver",
-    "run_tcp": "tcpeval.probe.driver",
-    "run_udp": "tcpeval.probe.driver",
-}
-__all__ = sorted(_HOMES)
 # Imported when first used: `tcpeval --help` loads this package for its commands' help.
-__getattr__ = exports(__name__, _HOMES)
+__getattr__, __all__ = exports(
+    __name__,
+    {
+        "tcpeval.probe.binary": ("probe_binary",),
+        "tcpeval.probe.driver": ("ProbeError", "result_from_raw", "run_rr", "run_tcp", "run_udp"),
+        "tcpeval.probe.settings": ("RrSettings", "TcpSettings", "UdpSettings"),
+    },
+)
