@@ -95,7 +95,7 @@ def main(
         ),
     ] = False,
 ) -> None:
-    """Evaluate TCP congestion-control stacks on high-speed long-distance paths."""
+    """The options every command has (--version); the app's help says what tcpeval is."""
 
 
 @app.command()

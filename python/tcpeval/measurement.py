@@ -73,16 +73,18 @@ def _link(
     end_s: float,
     windowed: bool,
 ) -> dict[str, Any]:
-    """A link direction's utilisation and mean queue over the window, where it has samples."""
+    """A link direction's utilisation and mean queue over the window, where it has samples and
+    the scenario declares it."""
     entry = link | {
         "whole_run_utilization": link["utilization"],
         "whole_run_mean_queue_pkts": link.get("mean_queue_pkts"),
     }
     name = link["name"]
+    declared = name.removesuffix(REVERSE_SUFFIX)
     rows = series[series["link"] == name]
-    if not windowed or rows.empty:
-        return entry
-    rate_bps = scenario.link_named(name.removesuffix(REVERSE_SUFFIX)).rate.bps
+    if not windowed or rows.empty or declared not in {n for _, n, _ in scenario.links()}:
+        return entry  # a backend's own link, not the scenario's: its whole-run figures
+    rate_bps = scenario.link_named(declared).rate.bps
     window = {"link": name, "start_s": start_s, "end_s": end_s}
     if link["utilization"] is not None and rows["tx_bytes"].notna().all():
         entry["utilization"] = metrics.utilization(series, rate_bps, **window)

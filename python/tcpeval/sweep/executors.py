@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -112,4 +113,13 @@ def _in_flight(
 
 def _process_pool(jobs: int) -> ProcessPoolExecutor:
     """Fresh interpreters (spawn): no state inherited from the caller's threads."""
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_ctrl_c
+    )
+
+
+def _ignore_ctrl_c() -> None:
+    """Ctrl-C reaches the workers too (one process group): they finish the run they hold, which
+    is then written whole, instead of each printing a traceback; the caller stops handing out
+    runs and says what was kept."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
