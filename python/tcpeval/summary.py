@@ -114,17 +114,22 @@ def path_rates_bps(summary: dict[str, Any]) -> dict[int, float]:
     """Each flow's path rate (its route's slowest link, bit/s) from the scenario as run; none
     where the scenario declares no links (a real path's probe)."""
     scenario = summary["scenario"]
-    declared = [*([scenario["bottleneck"]] if scenario.get("bottleneck") else [])]
-    names = ["bottleneck"] * len(declared) + [link["name"] for link in scenario.get("link", [])]
-    declared += scenario.get("link", [])
-    rates = {name: parse_rate(link["rate"]).bps for name, link in zip(names, declared, strict=True)}
+    rates = _link_rates_bps(scenario)
     tables = [*scenario.get("flow", []), *scenario.get("web", []), *scenario.get("reqresp", [])]
     routes = {flow["id"]: _route(tables, flow["group"]) for flow in summary["flows"]}
     return {
-        flow: float(min(rates[name] for name in route))
+        flow: min(rates[name] for name in route)
         for flow, route in routes.items()
         if route and all(name in rates for name in route)
     }
+
+
+def _link_rates_bps(scenario: dict[str, Any]) -> dict[str, float]:
+    """Each declared link's rate by name; `[bottleneck]` is the link named "bottleneck"."""
+    links = {link["name"]: link for link in scenario.get("link", [])}
+    if scenario.get("bottleneck"):
+        links["bottleneck"] = scenario["bottleneck"]
+    return {name: float(parse_rate(link["rate"]).bps) for name, link in links.items()}
 
 
 def _route(tables: list[dict[str, Any]], group: int) -> list[str]:

@@ -138,11 +138,8 @@ def algorithm_rows(section: Section) -> list[AlgorithmRow]:
     for (stack, cc), frame in mixed.groupby(["stack", "cc"], sort=False):
         flows = int(frame.groupby("run_id").size().max())
         goodput = _cell(frame, "goodput_mbps", section.axes)
-        rows.append(
-            AlgorithmRow(
-                str(stack), str(cc), flows, goodput, _cell(frame, "algorithm_share", section.axes)
-            )
-        )
+        share = _cell(frame, "algorithm_share", section.axes)
+        rows.append(AlgorithmRow(str(stack), str(cc), flows, goodput, share))
     return rows
 
 
