@@ -122,7 +122,6 @@ def tcp(
 ) -> None:
     """Memory-to-memory TCP with every stream's TCP_INFO history."""
     from tcpeval.probe.driver import ProbeError, run_tcp
-    from tcpeval.provenance import stamped
     from tcpeval.report.plots import write_plots
 
     settings = _settings(
@@ -142,7 +141,7 @@ def tcp(
         progress=os.isatty(2),
     )
     try:
-        result = stamped(run_tcp(settings))
+        result = run_tcp(settings)
     except ProbeError as e:
         _fail(str(e))
     result.save(out)
