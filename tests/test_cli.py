@@ -11,9 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import SMALL_TOML, assert_packets_conserved
+from tcpeval import backends, cli
 from tcpeval.cli import app
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.scenario import cc_algorithms
+from tcpeval.suite_files import suite_names
 
 runner = CliRunner()
 
@@ -42,7 +44,7 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
         "links.parquet",
         "summary.json",
     ]
-    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == FLOW_COLUMNS
+    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == (*FLOW_COLUMNS, "cc")
     assert tuple(pd.read_parquet(out / "links.parquet").columns) == LINK_COLUMNS
     summary = json.loads((out / "summary.json").read_text())
     assert {"scenario", "flows", "bottleneck", "jain_index", "backend"} <= summary.keys()
@@ -218,3 +220,61 @@ def test_demo_sets_mathis_beside_one_lossy_connection_but_not_beside_striped_str
     mathis_rows = run.stdout.split("Reno's goodput under random loss p")[1]
     assert "one-connection" in mathis_rows
     assert "striped" not in mathis_rows
+
+
+def test_cc_list_shows_durations_as_durations_and_is_not_cut_when_piped() -> None:
+    # Piped, rich would lay the table out in 80 columns and cut BBR's parameters.
+    listed = tcpeval("cc", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "min_rtt_window_ns=10000000000 (10 s)" in listed.stdout
+    assert "…" not in listed.stdout
+
+
+def test_help_shows_flags_without_a_value_type() -> None:
+    shown = runner.invoke(app, ["sim", "--help"], env={"COLUMNS": "120"})
+    assert shown.exit_code == 0
+    assert "--json" in shown.output
+    assert "<bool>" not in shown.output
+
+
+def test_suite_help_lists_every_suite() -> None:
+    shown = runner.invoke(app, ["suite", "--help"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0
+    listed = f"A built-in suite: {', '.join(suite_names())}."
+    assert listed in " ".join(shown.output.replace("│", " ").split())
+
+
+def test_the_command_loads_no_pandas_duckdb_or_matplotlib_for_its_help() -> None:
+    # What `tcpeval --help` costs is set by what it imports; the CPU time is in README.md.
+    heavy = "('pandas', 'duckdb', 'matplotlib', 'dask')"
+    probe = f"import sys, tcpeval.cli; print([m for m in {heavy} if m in sys.modules])"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "[]"
+    assert cli.DEFAULT_BACKEND == backends.DEFAULT
+
+
+def test_ctrl_c_during_a_suite_says_what_is_kept_and_that_a_rerun_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(name: str, cc: str, out: Path, **_: object) -> None:
+        (out / "symmetric" / "runs" / "a").mkdir(parents=True)
+        (out / "symmetric" / "runs" / "a" / "summary.parquet").write_bytes(b"")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("tcpeval.suites.runner.run_suite", interrupted)
+    done = runner.invoke(app, ["suite", "hamilton", "--cc", "cubic", "--out", str(tmp_path)])
+    assert done.exit_code == 130
+    assert f"interrupted: 1 finished runs are kept in {tmp_path}/" in done.output
+    assert "run the same command again to resume" in done.output
+
+
+def test_flows_parquet_names_each_samples_algorithm(small_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mixed"
+    mixed = ["--set", 'flow.0.cc="cubic"', "--no-plots"]
+    assert runner.invoke(app, ["sim", str(small_file), "--out", str(out), *mixed]).exit_code == 0
+    flows = pd.read_parquet(out / "flows.parquet")
+    summary = json.loads((out / "summary.json").read_text())
+    expected = {flow["id"]: flow["cc"] for flow in summary["flows"]}
+    assert (flows["cc"] == flows["flow"].map(expected)).all()

@@ -2,9 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from matplotlib.figure import Figure
+
 from helpers import small_scenario
 from tcpeval import simulate
-from tcpeval.report.plots import write_plots
+from tcpeval.metrics import goodput_mbps
+from tcpeval.report.plots import draw_lines, write_plots
+from tcpeval.summary import last_completion_s, path_rates_bps
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -16,3 +21,40 @@ def test_write_plots_draws_cwnd_goodput_and_queue(tmp_path: Path) -> None:
         data = path.read_bytes()
         assert data.startswith(PNG_SIGNATURE)
         assert len(data) > 10_000  # axes, lines and labels, not an empty canvas
+
+
+def test_plotted_goodput_never_exceeds_the_link_rate_and_keeps_the_totals() -> None:
+    # CUBIC and Reno on 1 Gb/s, 100 ms, 20% BDP: the retransmission that fills a hole releases
+    # a window's worth of held data at once, 1.5 Gb/s in one 100 ms sample of one flow.
+    result = simulate(
+        {
+            "duration": "5s",
+            "bottleneck": {"rate": "1Gbps", "queue": "20%bdp"},
+            "flow": [{"cc": "cubic", "rtt": "100ms"}, {"cc": "reno", "rtt": "100ms"}],
+        }
+    )
+    raw = goodput_mbps(result.flows)
+    plotted = goodput_mbps(result.flows, path_rates_bps(result.summary))
+    assert path_rates_bps(result.summary) == {0: 1e9, 1: 1e9}
+    assert raw["goodput_mbps"].max() > 1000  # what the plot used to show
+    assert plotted["goodput_mbps"].max() <= 1000 + 1e-6
+    sums = [frame.groupby("flow")["goodput_mbps"].sum() for frame in (raw, plotted)]
+    assert sums[0].to_list() == pytest.approx(sums[1].to_list())
+
+
+def test_the_time_axis_ends_with_the_last_transfer() -> None:
+    # 16 streams of a 500 MB transfer finish at about 4 s of a 30 s run.
+    result = simulate(
+        {
+            "duration": "30s",
+            "bottleneck": {"rate": "1Gbps", "queue": "100%bdp"},
+            "flow": [{"cc": "reno", "rtt": "100ms", "size": "500MB", "streams": 16}],
+        }
+    )
+    until_s = last_completion_s(result.summary)
+    assert until_s is not None
+    assert until_s < 10
+    figure = Figure()
+    axes = figure.add_subplot()
+    draw_lines(axes, result.flows, key="flow", column="cwnd_pkts", labels={}, until_s=until_s)
+    assert axes.get_xlim()[1] == pytest.approx(until_s * 1.05)

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 import tcpeval
 from helpers import small_scenario
 from tcpeval.cli import app
-from tcpeval.report.dataset import ReportError
+from tcpeval.report.content import section_view
+from tcpeval.report.dataset import ReportError, load_report_data
 from tcpeval.report.html import write_report
 from tcpeval.suites import Suite
 from tcpeval.suites.runner import write_measures
@@ -136,14 +137,14 @@ def test_the_verdict_table_names_each_rule_and_its_worst_point(
     suite_report: tuple[str, Page],
 ) -> None:
     html, page = suite_report
-    for header in ("verdict", "stack", "rule", "worst point", "baseline", "message"):
+    for header in ("verdict", "test", "stack", "rule", "worst point", "value", "baseline"):
         assert header in page.headers
     text = " ".join(page.text)
-    assert "throughput_ratio below 0.99 (test fair)" in text
-    assert "window_pkts worse than baseline by 0.5 (test response)" in text
-    # The fairness rule judges both stacks at both rates: each verdict says where.
+    assert "throughput ratio (min/max) at least 0.99" in text
+    assert "average window at least 50% of the baseline's" in text
     assert "at 5 Mb/s" in text or "at 10 Mb/s" in text
-    assert html.count('class="badge') == 3  # 2 stacks × fairness + scalable × response
+    # One verdict per test, metric and stack; the baseline (reno) is not judged.
+    assert html.count('class="badge') == 2
 
 
 def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -> None:
@@ -154,7 +155,10 @@ def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -
     assert html.count("No heatmap: it needs two axes with several values") == 2
     assert 'alt="response: response function"' in html
     # The response test plots its measure, the window after start-up.
-    assert "Each flow's long-run average window (the run's second half)" in " ".join(page.text)
+    assert "Each flow's average window over the measurement window (whole run)" in " ".join(
+        page.text
+    )
+    assert "measured over: whole run" in " ".join(page.text)
     assert 'alt="fair: time series of chosen runs"' in html
     assert 'alt="response: window_pkts over repeats"' not in html  # labelled, not the column
     for src in page.images:
@@ -179,11 +183,12 @@ def test_report_command_prints_the_verdicts_and_the_path_and_a_bad_directory_is_
     assert done.exit_code == 0, done.output
     lines = done.output.strip().splitlines()
     assert lines[-1] == str(suite_dir / "report.html")
-    # Two rules: the fairness one judges both stacks, the baseline one only scalable.
-    assert lines[0].strip() == "verdicts: 2 of 3 failed"
+    # Two rules, each judging scalable only: the baseline is what it is judged against.
+    assert lines[0].strip() in ("verdicts: 1 of 2 failed", "verdicts: 2 of 2 failed")
     rows = [line for line in lines if "PASS" in line or "FAIL" in line]
-    assert len(rows) == 3
-    assert sum("throughput_ratio below 0.99 (test fair)" in row for row in rows) == 2
+    cells = [[cell.strip() for cell in row.split("│")] for row in rows]
+    assert [row[2:4] for row in cells] == [["fair", "scalable"], ["response", "scalable"]]
+    assert "baseline" in lines[2]
     for bad in (tmp_path / "absent", tmp_path):
         failed = runner.invoke(app, ["report", str(bad)])
         assert failed.exit_code == 2
@@ -198,3 +203,31 @@ def test_a_directory_without_runs_or_a_baseline_that_did_not_run_is_a_report_err
         write_report(tmp_path)
     with pytest.raises(ReportError, match=r"'cubic' did not run here \(stacks: reno, scalable\)"):
         write_report(suite_dir, baseline="cubic")
+
+
+def test_a_mixed_cubic_reno_grid_keeps_run_level_figures_whole_and_gives_each_algorithm(
+    tmp_path: Path,
+) -> None:
+    # Every run mixes a CUBIC and a Reno flow: Jain's index and the utilisation belong to the
+    # run (one row, "cubic+reno"), each algorithm's share and goodput to its flows.
+    scenario = small_scenario() | {
+        "duration": "2s",
+        "flow": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "reno", "rtt": "20ms"}],
+    }
+    axes = {"bottleneck.rate": ["5Mbps", "10Mbps"], "flow.*.rtt": ["10ms", "30ms"]}
+    directory = sweep(tmp_path / "mixed", scenario, axes)
+    data = load_report_data(directory)
+    (section,) = data.sections
+    assert section.stacks == ["cubic+reno"]
+    view = section_view(section, data, [])
+    (row,) = view.rows
+    assert row.runs == 8
+    assert {"jain_index", "algorithms_jain", "bottleneck_utilization"} <= set(row.cells)
+    shares = {group.algorithm: group.share for group in view.algorithms}
+    assert sorted(shares) == ["cubic", "reno"]
+    assert shares["cubic"].mean + shares["reno"].mean == pytest.approx(1.0)
+    runs = section.frame.groupby("run_id")
+    assert runs["algorithm_share"].sum().to_list() == pytest.approx([1.0] * 8)
+    html, _ = parsed(write_report(directory).path)
+    assert "Per algorithm" in html
+    assert "mixed: algorithm&#39;s share of the goodput over the grid" in html

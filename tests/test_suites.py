@@ -8,7 +8,8 @@ from tcpeval import simulate
 from tcpeval.scenario import ScenarioError
 from tcpeval.scenario.loading import parse_scenario
 from tcpeval.suites import Suite, available, grid_of, load_suite
-from tcpeval.sweep.grid import expand, load_grid
+from tcpeval.sweep import SuiteProgress
+from tcpeval.sweep.grid import RunSpec, expand, load_grid
 
 ALL = available()
 
@@ -91,3 +92,10 @@ def test_the_quick_variant_changes_the_base_as_it_says() -> None:
     assert grid["base"]["duration"] == "240s"
     assert grid["base"]["flow"][1]["start"] == "30s"
     assert convergence.base["duration"] == "600s", "the suite itself is left as it was"
+
+
+def test_suite_progress_names_the_test_the_stack_and_the_suites_count() -> None:
+    spec = RunSpec("r", {"flow.*.cc": "cubic", "bottleneck.rate": "10Mbps"}, 0, 1, {})
+    shown = SuiteProgress("symmetric", "flow.*.cc", done_before=100, suite_total=150)
+    assert shown.describe(spec, 17) == "symmetric · cubic · suite 117/150"
+    assert shown.describe(None, 0) == "symmetric · suite 100/150"

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import tcpeval
 from tcpeval import backends
 from tcpeval.sweep import RunSpec, expand, load_grid
-from tcpeval.sweep.executors import local_pool
+from tcpeval.sweep.executors import NANNY_LOGGER, close_quietly, local_pool
 from tcpeval.sweep.rundir import Outcome, execute
 from test_sweep import tiny_grid
 
@@ -52,3 +54,20 @@ def test_dask_local_cluster_gives_the_local_pool_numbers(tmp_path: Path) -> None
     on_dask = tcpeval.load(tmp_path / "dask").drop(columns="wall_seconds")
     assert len(on_pool) == 8
     pd.testing.assert_frame_equal(on_pool, on_dask)
+
+
+class SlowToExit:
+    """A cluster whose worker outlives the nanny's patience as it closes, as on a busy host."""
+
+    def close(self) -> None:
+        logging.getLogger(NANNY_LOGGER).warning("Worker process still alive after 4.0 s, killing")
+        logging.getLogger(NANNY_LOGGER).error("a real failure")
+
+
+def test_closing_the_local_cluster_shows_no_killing_warnings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        close_quietly(SlowToExit())
+    assert [record.getMessage() for record in caplog.records] == ["a real failure"]
+    assert logging.getLogger(NANNY_LOGGER).level == logging.NOTSET

@@ -1,50 +1,47 @@
 """The `tcpeval` command.
 
 A problem with the user's input is one line on stderr, `error: FIELD: 'VALUE' REASON`, and
-exit code 2; a traceback means a bug in tcpeval.
+exit code 2; a traceback means a bug in tcpeval. Each command imports what it needs when it
+runs, so that `tcpeval --help` starts without pandas, DuckDB or matplotlib.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcpeval import backends
-from tcpeval.backends.protocol import BackendError
-from tcpeval.compare import compare_backends, write_comparison
-from tcpeval.demo import run_examples
+from tcpeval.cli_app import App
 from tcpeval.diagnose.cli import diagnose_command
 from tcpeval.lab.cli import lab_app
-from tcpeval.layout import SUMMARY_FILE
 from tcpeval.probe.cli import probe_app
-from tcpeval.report.dataset import ReportError
-from tcpeval.report.html import write_report
-from tcpeval.report.plots import write_plots
-from tcpeval.report.tables import comparison_table, summary_tables, verdicts_table
-from tcpeval.result import Result
-from tcpeval.result import load as load_result
-from tcpeval.scenario import ScenarioError, cc_algorithms, load_scenario
-from tcpeval.suites.runner import run_suite
-from tcpeval.sweep import sweep as run_sweep
+from tcpeval.suite_files import suite_names
+
+if TYPE_CHECKING:
+    from tcpeval.backends.protocol import BackendError
+    from tcpeval.result import Result
 
 USAGE_ERROR = 2
 RUNS_FAILED = 1
+INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT
+WIDE_TABLE_COLUMNS = 160
 EXAMPLES = Path("examples")
 DEMO_OUT = Path("out/demo")
 
-app = typer.Typer(
+DEFAULT_BACKEND = "sim"  # backends.DEFAULT, named here so that the help needs no import
+
+app = App(
     help="Evaluate TCP congestion-control stacks on high-speed long-distance paths.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-cc_app = typer.Typer(help="Congestion-control algorithms of the simulator.", no_args_is_help=True)
+cc_app = App(help="Congestion-control algorithms of the simulator.", no_args_is_help=True)
 app.add_typer(cc_app, name="cc")
 app.add_typer(probe_app, name="probe")
 app.add_typer(lab_app, name="lab")
@@ -65,6 +62,15 @@ Overrides = Annotated[
         help="Override a key, e.g. bottleneck.rate=1Gbps or flow.*.cc=cubic. Repeatable.",
     ),
 ]
+Measure = Annotated[
+    str | None,
+    typer.Option(
+        "--measure",
+        metavar="WINDOW",
+        help="What the summary covers: 'whole run' (the default), 'second half' or "
+        "'START..END', e.g. '60s..' (the scenario's `measure`).",
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print summary.json, no tables.")]
 Plots = Annotated[bool, typer.Option(help="Write cwnd, goodput and queue PNGs.")]
 BackendName = Annotated[
@@ -72,17 +78,38 @@ BackendName = Annotated[
 ]
 
 
+def _show_version(shown: bool) -> None:
+    if shown:
+        from tcpeval.provenance import version
+
+        typer.echo(f"tcpeval {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """The options every command has (--version); the app's help says what tcpeval is."""
+
+
 @app.command()
 def run(
     scenario: ScenarioFile,
     out: ResultDir,
-    backend: BackendName = backends.DEFAULT,
+    backend: BackendName = DEFAULT_BACKEND,
     overrides: Overrides = None,
+    measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
 ) -> None:
     """Run SCENARIO on --backend; write summary.json, flows.parquet and links.parquet to --out."""
-    _run_and_show(scenario, out, backend, overrides, as_json, plots)
+    _run_and_show(scenario, out, backend, _with_window(overrides, measure), as_json, plots)
 
 
 @app.command()
@@ -90,18 +117,30 @@ def sim(
     scenario: ScenarioFile,
     out: ResultDir,
     overrides: Overrides = None,
+    measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
 ) -> None:
     """Simulate SCENARIO: the short form of `tcpeval run SCENARIO --backend sim`."""
-    _run_and_show(scenario, out, "sim", overrides, as_json, plots)
+    _run_and_show(scenario, out, "sim", _with_window(overrides, measure), as_json, plots)
+
+
+def _with_window(overrides: list[str] | None, measure: str | None) -> list[str]:
+    """`--measure W` is `--set measure=W`, applied last."""
+    return [*(overrides or []), *([f"measure={measure}"] if measure is not None else [])]
 
 
 def _run_and_show(
-    scenario: Path, out: Path, backend: str, overrides: list[str] | None, as_json: bool, plots: bool
+    scenario: Path, out: Path, backend: str, overrides: list[str], as_json: bool, plots: bool
 ) -> None:
+    from tcpeval import backends
+    from tcpeval.backends.protocol import BackendError
+    from tcpeval.report.plots import write_plots
+    from tcpeval.report.tables import summary_tables
+    from tcpeval.scenario import ScenarioError, load_scenario
+
     try:
-        result = backends.run(load_scenario(scenario, overrides or []), backend)
+        result = backends.run(load_scenario(scenario, overrides), backend)
         result.save(out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
@@ -121,6 +160,8 @@ def list_backends(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON, no table.")] = False,
 ) -> None:
     """The backends: available here or why not, their algorithms, the keys they refuse."""
+    from tcpeval import backends
+
     rows = [
         {
             "name": backend.name,
@@ -166,6 +207,11 @@ def compare(
     ] = None,
 ) -> None:
     """Run SCENARIO on several backends and set their answers, and saved ones, side by side."""
+    from tcpeval.backends.protocol import BackendError
+    from tcpeval.compare import compare_backends, write_comparison
+    from tcpeval.report.tables import comparison_table
+    from tcpeval.scenario import ScenarioError, load_scenario
+
     names = [name.strip() for name in backend_names.split(",") if name.strip()]
     try:
         comparison = compare_backends(
@@ -210,10 +256,15 @@ def sweep(
 
     Exit code 1 when some runs failed (each has an error.json; the others finished).
     """
+    from tcpeval.scenario import ScenarioError
+    from tcpeval.sweep import sweep as run_sweep
+
     try:
         report = run_sweep(grid, out, jobs=jobs, scheduler=scheduler, backend=backend)
     except ScenarioError as error:
         _fail(error)
+    except KeyboardInterrupt:
+        _interrupted(out)
     console.print(
         f"{report.total} runs: {report.done} done, {report.skipped} already there, "
         f"{report.failed} failed in {report.wall_seconds:.1f} s → {out}/"
@@ -225,7 +276,7 @@ def sweep(
 
 @app.command()
 def suite(
-    name: Annotated[str, typer.Argument(help="A built-in suite: hamilton, response, impact, …")],
+    name: Annotated[str, typer.Argument(help=f"A built-in suite: {', '.join(suite_names())}.")],
     cc: Annotated[str, typer.Option("--cc", help="The stack to evaluate.")],
     out: Annotated[Path, typer.Option("--out", help="Suite directory; a re-run resumes.")],
     baseline: Annotated[str, typer.Option("--baseline", help="The reference stack.")] = "reno",
@@ -237,9 +288,15 @@ def suite(
         str | None,
         typer.Option("--scheduler", metavar="ADDRESS", help="As for sweep: Dask tcp://… or local."),
     ] = None,
-    backend: BackendName = backends.DEFAULT,
+    backend: BackendName = DEFAULT_BACKEND,
 ) -> None:
     """Run suite NAME for --cc against --baseline, then write --out/report.html."""
+    from tcpeval import backends
+    from tcpeval.report.dataset import ReportError
+    from tcpeval.report.tables import verdicts_table
+    from tcpeval.scenario import ScenarioError
+    from tcpeval.suites.runner import run_suite
+
     try:
         chosen = backends.get(backend)
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
@@ -256,12 +313,18 @@ def suite(
         )
     except (ScenarioError, ReportError) as error:
         _fail(error)
-    console.print(verdicts_table(written.verdicts))
+    except KeyboardInterrupt:
+        _interrupted(out)
+    _wide().print(verdicts_table(written.verdicts))
     console.print(f"report: {written.path}")
 
 
 def _saved_results(directories: list[Path]) -> dict[str, Result]:
     """Saved results by label: their backend's name, or the directory's where that repeats."""
+    from tcpeval.layout import SUMMARY_FILE
+    from tcpeval.result import load as load_result
+    from tcpeval.scenario import ScenarioError
+
     saved: dict[str, Result] = {}
     for directory in directories:
         if not (directory / SUMMARY_FILE).is_file():
@@ -273,6 +336,8 @@ def _saved_results(directories: list[Path]) -> dict[str, Result]:
 
 
 def _check_stack(field: str, stack: str, known: list[str], backend: str) -> None:
+    from tcpeval.scenario import ScenarioError
+
     if stack not in known:
         reason = f"is not an algorithm of backend '{backend}' (choose from {', '.join(known)})"
         raise ScenarioError(field, stack, reason)
@@ -287,23 +352,45 @@ def report(
     ] = None,
 ) -> None:
     """Write DIRECTORY/report.html: metrics per stack, verdicts and figures, in one file."""
+    from tcpeval.report.dataset import ReportError
+    from tcpeval.report.html import write_report
+    from tcpeval.report.tables import verdicts_table
+
     try:
         written = write_report(directory, baseline)
     except ReportError as error:
         _fail(error)
     if written.verdicts:
-        console.print(verdicts_table(written.verdicts))
+        _wide().print(verdicts_table(written.verdicts))
     typer.echo(str(written.path))
 
 
 @cc_app.command("list")
 def cc_list() -> None:
     """The algorithms the simulator knows, with their parameters and defaults."""
-    table = Table("name", "parameters (defaults)", "source")
+    from tcpeval.scenario import cc_algorithms
+
+    table = Table("name", "parameters (defaults)", "source", show_lines=True)
     for algorithm in cc_algorithms():
-        params = ", ".join(f"{name}={value}" for name, value in algorithm["params"].items())
+        params = "\n".join(_parameter(name, value) for name, value in algorithm["params"].items())
         table.add_row(algorithm["name"], params or "-", algorithm["source"])
-    console.print(table)
+    _wide().print(table)
+
+
+def _wide() -> Console:
+    """The console for a wide table: piped, rich would lay it out in 80 columns and cut it."""
+    return Console(width=max(console.width, WIDE_TABLE_COLUMNS))
+
+
+def _parameter(name: str, value: object) -> str:
+    """`beta=0.7`; a time in nanoseconds also as a duration: `min_rtt_window_ns=10000000000
+    (10 s)`."""
+    from tcpeval.units import format_duration_ns
+
+    shown = f"{name}={value}"
+    if name.endswith("_ns") and isinstance(value, int):
+        shown += f" ({format_duration_ns(value)})"
+    return escape(shown)
 
 
 @app.command()
@@ -312,6 +399,9 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Where the results go.")] = DEMO_OUT,
 ) -> None:
     """Run every example scenario, save results and plots, compare with the models."""
+    from tcpeval.demo import run_examples
+    from tcpeval.scenario import ScenarioError
+
     try:
         run_examples(examples, out, console)
     except (ScenarioError, FileExistsError) as error:
@@ -327,3 +417,16 @@ def _failed(backend: str, error: BackendError) -> NoReturn:
     """A run the backend accepted and could not finish: not a usage error."""
     typer.echo(f"error: the {backend} run failed: {error}", err=True)
     raise typer.Exit(RUNS_FAILED)
+
+
+def _interrupted(out: Path) -> NoReturn:
+    """Ctrl-C during a sweep or suite: what is kept, and how to go on."""
+    from tcpeval.layout import RUNS_DIR, SUMMARY_TABLE
+
+    kept = sum(1 for _ in out.glob(f"**/{RUNS_DIR}/*/{SUMMARY_TABLE}"))
+    typer.echo(
+        f"\ninterrupted: {kept} finished runs are kept in {out}/ (a run is written whole or not "
+        "at all); run the same command again to resume where it stopped",
+        err=True,
+    )
+    raise typer.Exit(INTERRUPTED)

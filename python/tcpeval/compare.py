@@ -67,7 +67,7 @@ def compare_backends(
     chosen = [backends.get(name) for name in names]
     for backend in chosen:
         backends.check(backend, scenario)
-    results = {backend.name: backend.run(scenario) for backend in chosen} | measured
+    results = {backend.name: backends.run_on(backend, scenario) for backend in chosen} | measured
     rows = [_row(figure, unit, results, tolerance) for figure, unit in _figures(results)]
     return Comparison(scenario.name, labels, tolerance, rows, results)
 

@@ -1,7 +1,7 @@
 """Analytical models of TCP, used as oracles beside simulated and measured results.
 
 Windows are in packets, times in seconds, rates in bits per second, loss `p` per packet.
-Formulas and their sources are collected in the project's reference, algorithms.md §10.
+Formulas and their sources: docs/methodology.md §4.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ HEADER_BYTES = 52
 def bdp_pkts(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:
     """Bandwidth-delay product in packets: rate·RTT / (8·packet size).
 
-    E.g. 250 Mb/s × 42 ms with 1500-byte packets holds 875 packets (algorithms.md §10.4).
+    E.g. 250 Mb/s × 42 ms with 1500-byte packets holds 875 packets (docs/methodology.md §4).
     """
     return rate_bps * rtt_s / (8 * packet_bytes)
 
@@ -70,7 +70,7 @@ def reno_recovery_time_s(window_pkts: float, rtt_s: float) -> float:
     """Time for Reno to regrow its window after one loss at window W: (W/2)·RTT.
 
     Halved to W/2 by the loss, congestion avoidance adds one packet per RTT (an ACK per packet,
-    or packet counting; twice as long with delayed ACKs counted per ACK). algorithms.md §10.4.
+    or packet counting; twice as long with delayed ACKs counted per ACK). docs/methodology.md §4.
     """
     return window_pkts / 2 * rtt_s
 
@@ -93,7 +93,7 @@ def scalable_response_window_pkts(p: float) -> float:
     """Scalable TCP's average window at loss rate p: a/(b·p) = 0.08/p.
 
     MIMD with a = 0.01 per ACK and b = 0.125 per loss (Kelly, "Scalable TCP: improving
-    performance in highspeed wide area networks", CCR 33(2), 2003); algorithms.md §10.3.
+    performance in highspeed wide area networks", CCR 33(2), 2003); docs/methodology.md §4.
     """
     return 0.01 / (0.125 * p)
 
@@ -112,7 +112,7 @@ def cubic_window_pkts(
 ) -> float:
     """CUBIC's mean window at loss rate p: (c(3+β)/(4(1−β)))^¼ · RTT^¾ / p^¾, or Reno's
     1.2/√p where that is larger and the Reno-friendly region is on (RFC 9438 §5.1;
-    1.054·RTT^0.75/p^0.75 with the defaults, algorithms.md §10.3)."""
+    1.054·RTT^0.75/p^0.75 with the defaults, docs/methodology.md §4)."""
     cubic = (c * (3 + beta) / (4 * (1 - beta))) ** 0.25 * rtt_s**0.75 / p**0.75
     return max(cubic, reno_response_window_pkts(p)) if reno_friendly else cubic
 

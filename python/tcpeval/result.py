@@ -30,6 +30,8 @@ from tcpeval.summary import Summary
 # backend may add more.
 FLOW_COLUMNS: tuple[str, ...] = tuple(_core.FLOW_COLUMNS)
 LINK_COLUMNS: tuple[str, ...] = tuple(_core.LINK_COLUMNS)
+ALGORITHM_COLUMN = "cc"
+"""Added to every result's flows after FLOW_COLUMNS: the flow's algorithm, from the summary."""
 
 
 @dataclass
@@ -46,6 +48,10 @@ class Result:
             missing = [name for name in columns if name not in frame]
             if missing:
                 raise ValueError(f"a result's time series lack the columns {missing}")
+        if ALGORITHM_COLUMN not in self.flows:
+            # Each sample names its flow's algorithm, so that a mixed run's series group by it.
+            algorithms = {flow["id"]: flow["cc"] for flow in self.summary["flows"]}
+            self.flows = self.flows.assign(cc=self.flows["flow"].map(algorithms))
 
     @property
     def backend(self) -> str:

@@ -145,3 +145,12 @@ def _unit_factor(unit: str, units: dict[str, int], kind: str) -> int:
     if unit not in units:
         raise ValueError(f"has an unknown {kind} unit '{unit}' (use one of {', '.join(units)})")
     return units[unit]
+
+
+def format_duration_ns(ns: int) -> str:
+    """A time in nanoseconds as a person reads it, in the largest unit it is at least one of:
+    10_000_000_000 → "10 s", 200_000_000 → "200 ms", 1_500 → "1.5 µs"."""
+    for unit in ("h", "min", "s", "ms", "µs"):
+        if abs(ns) >= TIME_UNITS[unit]:
+            return f"{ns / TIME_UNITS[unit]:g} {unit}"
+    return f"{ns} ns"

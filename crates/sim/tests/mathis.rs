@@ -1,6 +1,6 @@
 //! One Reno flow under random loss only follows the square-root law of Mathis et al. (1997):
 //! goodput = MSS/RTT · C/sqrt(p), C = sqrt(3/(2b)) where the window grows by 1/b packet per
-//! round trip (algorithms.md §10.1). b = 1 with an ACK per packet, or with delayed ACKs when
+//! round trip (docs/methodology.md §4). b = 1 with an ACK per packet, or with delayed ACKs when
 //! the sender counts packets acknowledged (ABC, Reno's default, as Linux); b = 2 with delayed
 //! ACKs counted per ACK (RFC 5681 as written, `abc = false`). Tolerance ±20%, as the issue
 //! states.

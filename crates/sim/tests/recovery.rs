@@ -1,6 +1,6 @@
 //! Recovery after one induced loss: a Reno flow whose window is the path's BDP halves on the
 //! loss and regains one packet per RTT, so it needs W/2 round trips to refill the pipe
-//! (algorithms.md §10.4). Measured from the loss to the first sample with cwnd back at W.
+//! (docs/methodology.md §4). Measured from the loss to the first sample with cwnd back at W.
 
 mod common;
 use common::*;

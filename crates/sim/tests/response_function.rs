@@ -1,4 +1,4 @@
-//! Response functions (window against loss rate, algorithms.md §10.3) of the high-speed stacks,
+//! Response functions (window against loss rate, docs/methodology.md §4) of the high-speed stacks,
 //! end to end: one flow, random loss p on a path fast enough that the queue stays empty, an
 //! ACK per packet (the RFCs' model). The average window is goodput × RTT over the second half
 //! of the run. Tolerance ±25 % of the published function, and every stack must lie right of
@@ -58,7 +58,7 @@ fn highspeed_follows_rfc_3649() {
     }
 }
 
-/// MIMD(0.01, 0.125): about a/(b·p) = 0.08/p (algorithms.md §2, §10.3) — 800 at 1e-4.
+/// MIMD(0.01, 0.125): about a/(b·p) = 0.08/p (docs/methodology.md §4) — 800 at 1e-4.
 #[test]
 fn scalable_window_is_inverse_in_the_loss_rate() {
     for p in [1e-4, 1e-5] {

@@ -1,4 +1,4 @@
-//! The Hamilton symmetric test (methodology.md §1.4): two flows of one stack, equal RTT 42 ms,
+//! The Hamilton symmetric test (docs/methodology.md §2.1): two flows of one stack, equal RTT 42 ms,
 //! 250 Mb/s, a buffer of 20 % of the BDP (175 packets), 300 s; the second flow starts 10 s
 //! after the first. Throughput ratio and Jain's index over the second half of the run.
 //!

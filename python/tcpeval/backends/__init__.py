@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tcpeval.backends.protocol import Backend, Problem, keys_used, refusals
 from tcpeval.backends.registry import DEFAULT, all_backends, get, names, register
-from tcpeval.backends.run import as_scenario, check, run, simulate
+from tcpeval.backends.run import as_scenario, check, run, run_on, simulate
 
 __all__ = [
     "DEFAULT",
@@ -24,5 +24,6 @@ __all__ = [
     "refusals",
     "register",
     "run",
+    "run_on",
     "simulate",
 ]

@@ -7,6 +7,7 @@ from typing import Any
 
 from tcpeval.backends.protocol import Backend
 from tcpeval.backends.registry import DEFAULT, get
+from tcpeval.measurement import measured
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 
@@ -20,7 +21,14 @@ def run(
     chosen = get(backend)
     parsed = as_scenario(scenario)
     check(chosen, parsed)
-    return chosen.run(parsed)
+    return run_on(chosen, parsed)
+
+
+def run_on(backend: Backend, scenario: Scenario) -> Result:
+    """Run a checked scenario: the backend's result over the scenario's measurement window,
+    with the tool's version and the scenario's hash (measurement.py). Every caller that runs
+    a backend goes through here, so every result has the one shape."""
+    return measured(backend.run(scenario), scenario)
 
 
 def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:

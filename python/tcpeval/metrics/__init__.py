@@ -2,7 +2,7 @@
 
 Inputs are the result's DataFrames (columns as in docs/contract.md) or entries of its summary;
 cumulative counters (delivered_bytes, tx_bytes) are zero at t = 0, which is never sampled.
-Sources are cited by section of the project's reference (methodology.md, algorithms.md).
+Each metric's definition, window and source: docs/methodology.md §3.
 One module per concept; `declarations` names, labels and orients the metrics the suites and
 the report use.
 """
@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from tcpeval.metrics.declarations import METRICS, Metric, declared, label
 from tcpeval.metrics.efficiency import mean_queue_pkts, utilization
-from tcpeval.metrics.fairness import jain_index, rtt_unfairness_exponent, throughput_ratio
+from tcpeval.metrics.fairness import (
+    algorithm_shares,
+    between_algorithms_jain,
+    jain_index,
+    rtt_unfairness_exponent,
+    throughput_ratio,
+)
 from tcpeval.metrics.friendliness import bw_impact, bw_impact_aggregate, friendliness
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s, recovery_time
@@ -26,6 +32,8 @@ from tcpeval.metrics.throughput import (
 __all__ = [
     "METRICS",
     "Metric",
+    "algorithm_shares",
+    "between_algorithms_jain",
     "bw_impact",
     "bw_impact_aggregate",
     "coefficient_of_variation",

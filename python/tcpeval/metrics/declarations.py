@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tcpeval.metrics.efficiency import mean_queue_pkts, utilization
-from tcpeval.metrics.fairness import jain_index, throughput_ratio
+from tcpeval.metrics.fairness import (
+    algorithm_shares,
+    between_algorithms_jain,
+    jain_index,
+    throughput_ratio,
+)
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s
 from tcpeval.metrics.stability import rtt_cov, throughput_cov
@@ -58,6 +63,15 @@ METRICS: dict[str, Metric] = _declare(
             "goodput_mbps", "goodput per flow", "Mb/s", "higher", mean_goodput_mbps, ("goodput",)
         ),
         Metric("jain_index", "Jain index", "", "higher", jain_index, ("fairness",)),
+        # Runs that mix algorithms (report/dataset.py): per group, and between the groups.
+        Metric("algorithm_share", "algorithm's share of the goodput", "", None, algorithm_shares),
+        Metric(
+            "algorithms_jain",
+            "Jain index between algorithms",
+            "",
+            "higher",
+            between_algorithms_jain,
+        ),
         Metric("bottleneck_utilization", "bottleneck utilisation", "", "higher", utilization),
         Metric("bottleneck_mean_queue_pkts", "mean queue", "packets", "lower", mean_queue_pkts),
         Metric(

@@ -1,8 +1,9 @@
-"""Fairness between flows: Jain's index, the Hamilton throughput ratio, RTT unfairness."""
+"""Fairness between flows: Jain's index, the Hamilton throughput ratio, RTT unfairness, and
+the shares of the algorithms of a run that mixes several."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def jain_index(values: Sequence[float]) -> float:
 def throughput_ratio(a: float, b: float) -> float:
     """Hamilton fairness ratio of two like flows: min(a, b) / max(a, b), 1 = fair.
 
-    Li, Leith, Shorten, symmetric-fairness test (methodology.md §1.4, §1.5); two flows that
+    Li, Leith, Shorten, symmetric-fairness test (docs/methodology.md §3.3); two flows that
     both got nothing are treated as equal (1). For two flows Jain's index is
     (1+r)²/(2(1+r²)).
     """
@@ -43,8 +44,8 @@ def rtt_unfairness_exponent(
 
     With u = log(RTT2/RTT1) and y = log(x1/x2) for each pair of flows, k = Σuy / Σu².
     Reference values: k = 2 for Reno with synchronised losses (throughput ∝ 1/RTT²),
-    k = 1 with unsynchronised losses; larger k is more RTT-unfair (algorithms.md §10.5,
-    methodology.md §1.5, §7). Pairs with equal RTTs carry no information about k.
+    k = 1 with unsynchronised losses; larger k is more RTT-unfair (docs/methodology.md
+    §3.8). Pairs with equal RTTs carry no information about k.
     """
     rtt = np.asarray(rtt_ratios, dtype=float)
     ratio = np.asarray(throughput_ratios, dtype=float)
@@ -56,3 +57,18 @@ def rtt_unfairness_exponent(
     if not (u != 0).any():
         raise ValueError("the exponent needs at least one pair of flows with different RTTs")
     return float(np.sum(u * y) / np.sum(u * u))
+
+
+def algorithm_shares(goodputs: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Each algorithm's share of a run's goodput: Σ its flows' / Σ every flow's (0 each when
+    nothing was delivered). `goodputs` maps an algorithm to its flows' goodputs.
+    docs/methodology.md §3.4."""
+    total = sum(sum(values) for values in goodputs.values())
+    return {cc: sum(values) / total if total > 0 else 0.0 for cc, values in goodputs.items()}
+
+
+def between_algorithms_jain(goodputs: Mapping[str, Sequence[float]]) -> float:
+    """Jain's index of the algorithms' mean goodput per flow: 1 when a flow of each algorithm
+    gets as much as a flow of any other, however many flows each has. docs/methodology.md §3.4.
+    """
+    return jain_index([float(np.mean(values)) for values in goodputs.values()])

@@ -14,7 +14,7 @@ def friendliness(std_vs_new_mbps: float, std_vs_std_mbps: float) -> float:
 
     The baseline is the standard flow's throughput against another standard flow under the
     same conditions (Std/Std). 1 = the new stack takes no more than standard TCP would; below
-    1 it takes from the standard flow. Hamilton friendliness test (methodology.md §1.4, §1.5, §7).
+    1 it takes from the standard flow. Hamilton friendliness test (docs/methodology.md §3.5).
     """
     if std_vs_std_mbps <= 0:
         raise ValueError("the Std/Std baseline throughput must be positive")
@@ -28,16 +28,16 @@ def bw_impact(std_only_mbps: Sequence[float], mixed_std_mbps: Sequence[float]) -
     n−1 standard flows of the same run with one flow replaced by the new stack;
     impact(n) = mean_{n std}(x) / mean_{n−1 std}(x): 1 for a new flow exactly as aggressive
     as standard TCP, > 1 when it takes more than a standard flow's share, ∞ when it starves
-    the standard flows. The defining text was not found; this is "reading 2" of
-    methodology.md §2.1, chosen because Li's thesis Fig. 9.11 plots impact against a "unity"
-    line (§7). bw_impact_aggregate is reading 1.
+    the standard flows. The defining text was not found; the mean form is our reading, chosen
+    because Li's thesis Fig. 9.11 plots impact against a "unity" line (docs/methodology.md
+    §3.9). bw_impact_aggregate is the other reading.
     """
     std_only, mixed = _impact_runs(std_only_mbps, mixed_std_mbps)
     return _ratio_or_inf(float(np.mean(std_only)), float(np.mean(mixed)))
 
 
 def bw_impact_aggregate(std_only_mbps: Sequence[float], mixed_std_mbps: Sequence[float]) -> float:
-    """BW impact, "reading 1" of methodology.md §2.1: Σ_{n std} x / Σ_{n−1 std} x.
+    """BW impact, the other reading (docs/methodology.md §3.9): Σ_{n std} x / Σ_{n−1 std} x.
 
     The total throughput of the n standard flows of the standard-only run over that of the
     n−1 standard flows of the mixed run; n/(n−1) (not 1) for a neutral new flow.

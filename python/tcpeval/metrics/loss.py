@@ -21,7 +21,7 @@ def loss_rate(summary: Mapping[str, Any]) -> float:
 def retransmission_rate(flow_summary: Mapping[str, Any]) -> float:
     """A flow's retransmitted packets per data packet sent: retransmits / packets_sent.
 
-    The "overhead" of Li's thesis in its simplest form (methodology.md §1.5, §7).
+    The "overhead" of Li's thesis in its simplest form (docs/methodology.md §3.11).
     """
     return flow_summary["retransmits"] / _packets_sent(flow_summary)
 
@@ -30,7 +30,7 @@ def congestion_event_rate(flow_summary: Mapping[str, Any]) -> float:
     """A flow's congestion events (window reductions) per data packet sent.
 
     The p of the response functions and of the Mathis and PFTK models, which count loss
-    indications, not lost packets (algorithms.md §10.1–10.3; RFC 5166 §2.3 "congestion
+    indications, not lost packets (docs/methodology.md §3.11, §4; RFC 5166 §2.3 "congestion
     event"): plot (congestion_event_rate, goodput) against models.py.
     """
     return flow_summary["congestion_events"] / _packets_sent(flow_summary)

@@ -16,7 +16,7 @@ def recovery_time(
     Defined as the first sample time ≥ t_loss_s at which cwnd ≥ target after having dropped
     below it, minus t_loss_s; None if cwnd never drops below the target or never regains it.
     A measure of "responsiveness" in Leith's evaluation method; for Reno the model is
-    (W/2)·RTT (models.reno_recovery_time_s, algorithms.md §10.4).
+    (W/2)·RTT (models.reno_recovery_time_s, docs/methodology.md §4).
     """
     rows = flows[(flows["flow"] == flow) & (flows["t_s"] >= t_loss_s)].sort_values("t_s")
     below = rows["cwnd_pkts"].to_numpy() < target_cwnd_pkts
@@ -45,7 +45,7 @@ def convergence_time_s(
     (t − smoothing_s, t]. The convergence time is t − start_s for the first sample time
     t ≥ start_s + smoothing_s at which the smoothed goodput is ≥ threshold · fair share and
     stays so at every sample up to t + hold_s (which must be within the data); None if never.
-    Li's thesis measures the time to an 80 % throughput ratio (methodology.md §1.5, §7); the
+    Li's thesis measures the time to an 80 % throughput ratio (docs/methodology.md §3.7); the
     smoothing window (suggested: the larger of 1 s and 10 RTTs) and holding the level for at
     least one congestion epoch, so that transient crossings are not counted, are the
     methodology's proposals [P].

@@ -15,7 +15,7 @@ from tcpeval.metrics.throughput import goodput_series_mbps
 def coefficient_of_variation(series: Sequence[float] | np.ndarray) -> float:
     """σ/μ of a series, with the population standard deviation (ddof = 0).
 
-    The oscillation/stability measure of RFC 5166 §2.5 and methodology.md §1.5, §7.
+    The oscillation/stability measure of RFC 5166 §2.5 (docs/methodology.md §3.6).
     """
     values = np.asarray(series, dtype=float)
     if values.size == 0:
@@ -37,7 +37,7 @@ def throughput_cov(
     """Stability of a flow's goodput: the coefficient of variation of goodput_series_mbps.
 
     σ/μ of the per-interval goodput (e.g. 1 s bins) over [start_s, end_s]; Li thesis
-    "stability" and RFC 5166 oscillations (methodology.md §1.5, §7).
+    "stability" and RFC 5166 oscillations (docs/methodology.md §3.6).
     """
     series = goodput_series_mbps(flows, flow, interval_s, start_s=start_s, end_s=end_s)
     return coefficient_of_variation(series)
@@ -49,7 +49,7 @@ def rtt_cov(
     """Stability of a flow's RTT: the coefficient of variation of its sampled srtt_ms.
 
     Over the samples in [start_s, end_s] that carry an RTT estimate (srtt_ms > 0; it is 0
-    before the first measurement). RFC 5166 §2.2/§2.5, methodology.md §7.
+    before the first measurement). RFC 5166 §2.2/§2.5, docs/methodology.md §3.6.
     """
     rows = flow_rows(flows, flow)
     in_window = rows["t_s"].between(start_s, end_s) & (rows["srtt_ms"] > 0)

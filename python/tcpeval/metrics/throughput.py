@@ -13,12 +13,22 @@ import pandas as pd
 from tcpeval.metrics._series import cumulative_at, flow_rows, increments
 
 
-def goodput_mbps(flows: pd.DataFrame) -> pd.DataFrame:
+def goodput_mbps(
+    flows: pd.DataFrame, path_rates_bps: Mapping[int, float] | None = None
+) -> pd.DataFrame:
     """Each flow's goodput over each sample interval: Δdelivered_bytes·8 / Δt, in Mb/s.
 
-    Returns columns t_s (end of the interval), flow, goodput_mbps.
+    With the rate of each flow's path (its slowest link), a sample never exceeds it: the
+    receiver delivers in order, so a retransmission that fills a hole releases at once data
+    that arrived over the round trips before (2 Gb/s in 100 ms on a 1 Gb/s link). Such a burst
+    is counted when it must have arrived at the latest, through a link of that rate: the
+    smallest cumulative curve at or above delivered_bytes whose slope is at most the rate
+    (docs/methodology.md §3.1). Totals over the run are unchanged. Returns columns t_s (end of
+    the interval), flow, goodput_mbps.
     """
     rows = flows.sort_values(["flow", "t_s"])
+    if path_rates_bps:
+        rows = rows.assign(delivered_bytes=_at_most_the_path_rate(rows, path_rates_bps))
     by_flow = rows.groupby("flow")
     delivered = by_flow["delivered_bytes"].transform(increments)
     elapsed = by_flow["t_s"].transform(increments)
@@ -27,13 +37,28 @@ def goodput_mbps(flows: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
+def _at_most_the_path_rate(rows: pd.DataFrame, path_rates_bps: Mapping[int, float]) -> pd.Series:
+    """delivered_bytes of each flow (rows sorted by flow, time) as the least curve ≥ it whose
+    slope is ≤ the flow's path rate: D̃(t) = max over s ≥ t of D(s) − rate·(s − t)."""
+    curves = []
+    for flow, group in rows.groupby("flow", sort=False):
+        rate = path_rates_bps.get(int(flow))
+        delivered = group["delivered_bytes"].to_numpy(float)
+        if rate is not None:
+            t_s = group["t_s"].to_numpy(float)
+            ahead = delivered - rate / 8 * t_s
+            delivered = np.maximum.accumulate(ahead[::-1])[::-1] + rate / 8 * t_s
+        curves.append(pd.Series(delivered, index=group.index))
+    return pd.concat(curves)
+
+
 def mean_goodput_mbps(
     flows: pd.DataFrame, flow: int, *, start_s: float = 0.0, end_s: float | None = None
 ) -> float:
     """A flow's goodput averaged over [start_s, end_s] (default end: its last sample), in Mb/s.
 
     Bytes delivered in order to the receiver in the window · 8 / window length: "goodput"
-    in RFC 5166 §2.1 and the Hamilton per-flow measure (methodology.md §1.5, §7).
+    in RFC 5166 §2.1 and the Hamilton per-flow measure (docs/methodology.md §3.2).
     delivered_bytes is interpolated linearly between samples.
     """
     rows = flow_rows(flows, flow)
@@ -56,7 +81,7 @@ def goodput_series_mbps(
 
     Bin i covers [start_s + i·interval_s, start_s + (i+1)·interval_s], ending at or before
     end_s (default: the flow's last sample); a trailing partial bin is left out. The fixed
-    bins of the stability metric (methodology.md §1.5, §7); interval_s should be a multiple
+    bins of the stability metric (docs/methodology.md §3.6); interval_s should be a multiple
     of the sampling interval, as delivered_bytes is interpolated linearly between samples.
     """
     rows = flow_rows(flows, flow)
@@ -73,7 +98,7 @@ def throughput_mbps(flow_summary: Mapping[str, Any], mss_bytes: float) -> float:
     """A flow's sending rate over its lifetime, retransmissions included, in Mb/s.
 
     packets_sent · mss_bytes · 8 / (end_s − start_s): "throughput" as opposed to goodput in
-    RFC 5166 §2.1 (methodology.md §7), counting payload bytes of full-sized segments.
+    RFC 5166 §2.1 (docs/methodology.md §3.2), counting payload bytes of full-sized segments.
     """
     duration_s = flow_summary["end_s"] - flow_summary["start_s"]
     if duration_s <= 0:

@@ -1,7 +1,8 @@
 """`tcpeval probe serve|tcp|udp|rr|copy`: measure real paths with the tcpeval-probe binary.
 
 Bad input is one line, `error: FIELD: 'VALUE' REASON`, exit code 2; Ctrl-C stops the run and
-keeps what was measured.
+keeps what was measured. The driver and the plots are imported when a command runs, not for
+`tcpeval --help`.
 """
 
 from __future__ import annotations
@@ -15,18 +16,8 @@ from typing import Annotated, NoReturn, TypeVar
 import typer
 from pydantic import BaseModel, ValidationError
 
+from tcpeval.cli_app import App
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.copy_table import copy_lines
-from tcpeval.probe.driver import (
-    ProbeError,
-    percentile_table,
-    run_copy,
-    run_disk,
-    run_rr,
-    run_tcp,
-    run_udp,
-)
-from tcpeval.probe.plots import write_disk_plot, write_rr_plot, write_udp_plot
 from tcpeval.probe.settings import (
     CopySettings,
     DiskSettings,
@@ -34,7 +25,6 @@ from tcpeval.probe.settings import (
     TcpSettings,
     UdpSettings,
 )
-from tcpeval.report.plots import write_plots
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -43,7 +33,7 @@ SettingsT = TypeVar("SettingsT", bound=BaseModel)
 DEFAULT_PORT = 5301
 IPERF3_PORT = 5201
 
-probe_app = typer.Typer(
+probe_app = App(
     help="Measure real paths: TCP with 10 ms TCP_INFO histories, UDP trains, request-response.",
     no_args_is_help=True,
 )
@@ -131,6 +121,9 @@ def tcp(
     plots: Annotated[bool, typer.Option(help="Write cwnd and goodput PNGs.")] = True,
 ) -> None:
     """Memory-to-memory TCP with every stream's TCP_INFO history."""
+    from tcpeval.probe.driver import ProbeError, run_tcp
+    from tcpeval.report.plots import write_plots
+
     settings = _settings(
         TcpSettings,
         server=_server(host, IPERF3_PORT if iperf3 else DEFAULT_PORT),
@@ -173,6 +166,9 @@ def udp(
     count: Annotated[int, typer.Option(help="Datagrams per train.")] = 1000,
 ) -> None:
     """UDPmon-style trains: received rate, loss, reordering, jitter vs spacing."""
+    from tcpeval.probe.driver import ProbeError, run_udp
+    from tcpeval.probe.plots import write_udp_plot
+
     settings = _settings(
         UdpSettings,
         server=_server(host),
@@ -207,6 +203,9 @@ def rr(
     cc: Annotated[str | None, typer.Option(help="Congestion control.")] = None,
 ) -> None:
     """TCPmon-style request-response: latency and the cwnd each response starts with."""
+    from tcpeval.probe.driver import ProbeError, percentile_table, run_rr
+    from tcpeval.probe.plots import write_rr_plot
+
     settings = _settings(
         RrSettings,
         server=_server(host),
@@ -245,6 +244,9 @@ def disk(
     direct: Annotated[bool, typer.Option(help="Also measure with O_DIRECT.")] = False,
 ) -> None:
     """Sequential write (with sync) and read rates, page cache dropped or bypassed."""
+    from tcpeval.probe.driver import ProbeError, run_disk
+    from tcpeval.probe.plots import write_disk_plot
+
     settings = _settings(
         DiskSettings,
         path=str(path) if path else None,
@@ -313,6 +315,9 @@ def copy(
     ] = "256MB",
 ) -> None:
     """Disk to disk through the probe server, every byte verified, beside memory to memory."""
+    from tcpeval.probe.copy_table import copy_lines
+    from tcpeval.probe.driver import ProbeError, run_copy
+
     try:
         host, remote, local, get = copy_ends(source, destination)
     except ValueError as e:

@@ -34,6 +34,7 @@ from tcpeval.probe.settings import (
     TcpSettings,
     UdpSettings,
 )
+from tcpeval.provenance import stamped
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
 from tcpeval.units import parse_duration
 
@@ -191,7 +192,8 @@ def _read_samples(path: Path) -> pd.DataFrame:
 def result_from_raw(
     raw: Path, settings: TcpSettings, wall_seconds: float, name: str | None = None
 ) -> Result:
-    """The Result of a `tcp` run from the binary's output directory."""
+    """The Result of a `tcp` run from the binary's output directory, stamped with the tool's
+    version and the settings' hash (provenance.py) like every result."""
     report = json.loads((raw / "summary.json").read_text())
     samples = _read_samples(raw / "samples.csv")
     flows = flows_frame(samples) if len(samples) else pd.DataFrame(columns=list(FLOW_COLUMNS))
@@ -210,7 +212,7 @@ def result_from_raw(
         "links": [],
         "jain_index": jain_index([f["goodput_mbps"] for f in flow_summaries]),
     }
-    return Result(summary=summary, flows=flows, links=links)
+    return stamped(Result(summary=summary, flows=flows, links=links))
 
 
 def _scenario(settings: TcpSettings, name: str | None) -> dict[str, Any]:

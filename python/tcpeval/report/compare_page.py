@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from tcpeval.compare import Comparison
 from tcpeval.metrics import goodput_mbps
 from tcpeval.report.html import png_data_uri, templates
+from tcpeval.summary import path_rates_bps
 
 TEMPLATE = "compare.html.j2"
 LINE_STYLES = ("-", "--", ":", "-.")
@@ -33,7 +34,10 @@ def overlay(comparison: Comparison, column: str) -> Figure:
     figure = Figure(figsize=(9, 4.5), layout="constrained")
     axes = figure.add_subplot()
     for style, (backend, result) in zip(LINE_STYLES * 4, comparison.results.items(), strict=False):
-        series = goodput_mbps(result.flows) if column == "goodput_mbps" else result.flows
+        goodput = column == "goodput_mbps"
+        series = (
+            goodput_mbps(result.flows, path_rates_bps(result.summary)) if goodput else result.flows
+        )
         for colour, (flow, rows) in enumerate(series.groupby("flow", sort=True)):
             axes.plot(
                 rows["t_s"],

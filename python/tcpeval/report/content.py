@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -17,22 +17,24 @@ from matplotlib.figure import Figure
 from tcpeval import metrics, models
 from tcpeval.metrics import label
 from tcpeval.report import figures
-from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section
+from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section, mixes_algorithms
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
 from tcpeval.scenario.traffic import DEFAULT_MSS
+from tcpeval.summary import last_completion_s, path_rates_bps
 from tcpeval.units import parse_duration
 
 TABLE_METRICS = (
     "goodput_mbps",
     "jain_index",
+    "algorithms_jain",
     "bottleneck_utilization",
     "retransmission_rate",
     "bottleneck_mean_queue_pkts",
     "throughput_cov",
     "rtt_cov",
 )
-FIGURE_METRICS = ("jain_index", "bottleneck_utilization")
-"""Drawn when no rule names a metric of the sweep."""
+FIGURE_METRICS = ("algorithms_jain", "jain_index", "bottleneck_utilization")
+"""Drawn when no rule names a metric of the sweep (those it has)."""
 FIGURE_METRICS_MAX = 3
 LOSS_AXIS = "bottleneck.loss"
 RATE_AXIS = "bottleneck.rate"
@@ -70,11 +72,25 @@ class StackRow:
 
 
 @dataclass(frozen=True)
+class AlgorithmRow:
+    """One algorithm of a stack whose runs mix several: its flows per run, its goodput per flow
+    and its share of the run's goodput, over the grid points."""
+
+    stack: str
+    algorithm: str
+    flows: int
+    goodput: Cell | None
+    share: Cell | None
+
+
+@dataclass(frozen=True)
 class SectionView:
     section: Section
     metrics: list[str]
     rows: list[StackRow]
     panels: list[Panel] = field(default_factory=list)
+    algorithms: list[AlgorithmRow] = field(default_factory=list)
+    """Empty unless some run mixes algorithms."""
 
 
 def section_view(section: Section, data: ReportData, verdicts: Sequence[Verdict]) -> SectionView:
@@ -87,14 +103,18 @@ def section_view(section: Section, data: ReportData, verdicts: Sequence[Verdict]
     tabled = [m for m in dict.fromkeys([*rule_metrics, *TABLE_METRICS]) if m in section.frame]
     tabled = _one_per_label(tabled)
     mine = [v for v in verdicts if v.rule.test in (None, section.test)]
+    mixed = mixes_algorithms(section.frame)
     panels = [
         *(heatmap_panel(section, m) for m in drawn),
+        *([share_panel(section)] if mixed else []),
         *(box_panel(section, m) for m in drawn),
         time_series_panel(section),
         response_panel(section),
         *rtt_unfairness_panels(section),
     ]
-    return SectionView(section, tabled, stack_rows(section, tabled, mine), panels)
+    rows = stack_rows(section, tabled, mine)
+    algorithms = algorithm_rows(section) if mixed else []
+    return SectionView(section, tabled, rows, panels, algorithms)
 
 
 def stack_rows(
@@ -109,6 +129,27 @@ def stack_rows(
         failed = sum(1 for v in judged if not v.passed)
         rows.append(StackRow(stack, frame["run_id"].nunique(), cells, failed, len(judged)))
     return rows
+
+
+def algorithm_rows(section: Section) -> list[AlgorithmRow]:
+    """Per stack and algorithm of its mixed runs: flows per run, goodput per flow and share."""
+    rows = []
+    mixed = section.frame[section.frame["algorithm_share"].notna()]
+    for (stack, cc), frame in mixed.groupby(["stack", "cc"], sort=False):
+        flows = int(frame.groupby("run_id").size().max())
+        goodput = _cell(frame, "goodput_mbps", section.axes)
+        share = _cell(frame, "algorithm_share", section.axes)
+        rows.append(AlgorithmRow(str(stack), str(cc), flows, goodput, share))
+    return rows
+
+
+def share_panel(section: Section) -> Panel:
+    """Each algorithm's share of its runs' goodput over the grid, one panel per algorithm (and
+    stack, when several stacks mix algorithms)."""
+    mixed = section.frame[section.frame["algorithm_share"].notna()]
+    several = mixed["stack"].nunique() > 1
+    per_group = mixed.assign(stack=mixed["cc"] + (" in " + mixed["stack"] if several else ""))
+    return heatmap_panel(replace(section, frame=per_group), "algorithm_share")
 
 
 def heatmap_panel(section: Section, metric: str) -> Panel:
@@ -153,7 +194,11 @@ def time_series_panel(section: Section) -> Panel:
             return Panel(title, note=f"No time series: {path} is missing.")
         where = format_where(run, section.axes)
         heading = f"{stack} at {where}, repeat {run['repeat']}"
-        series.append((heading, pd.read_parquet(path), _flow_labels(section, run["run_id"])))
+        summary = json.loads((path.parent / "summary.json").read_text())
+        labels = _flow_labels(section, run["run_id"])
+        flows = pd.read_parquet(path)
+        rates, until_s = path_rates_bps(summary), last_completion_s(summary)
+        series.append(figures.RunSeries(heading, flows, labels, rates, until_s))
     caption = (
         "Each stack's first repeat at the grid point with the largest bandwidth-delay product."
     )
@@ -194,9 +239,9 @@ def response_panel(section: Section) -> Panel:
             f"or have fewer than {RESPONSE_POINTS_MIN} values.",
         )
     path = path_model(section, frame)
-    if "window_pkts" in frame:  # the response measure: after the start-up transient
+    if "window_pkts" in frame:  # the response measure, over the runs' measurement window
         points = frame[["stack", "p", "window_pkts"]]
-        measured = "long-run average window (the run's second half)"
+        measured = f"average window over the measurement window ({section.windows_text})"
     else:
         windows = frame["goodput_mbps"] * 1e6 * frame["rtt_ms"] / 1e3 / (8 * path.mss_bytes)
         points = frame.assign(window_pkts=windows)[["stack", "p", "window_pkts"]]
@@ -229,7 +274,7 @@ def rtt_unfairness_panels(section: Section) -> list[Panel]:
     caption = (
         "Each run's throughput ratio of its two flows against their RTT ratio, and each "
         "stack's exponent k fitted by least squares; standard TCP's reference is k ≈ 2 with "
-        "synchronised losses, 1 without (methodology.md §1.5). A starved flow has no ratio "
+        "synchronised losses, 1 without (docs/methodology.md §3.8). A starved flow has no ratio "
         f"and is left out ({starved} run{'' if starved == 1 else 's'})."
     )
     return [Panel(title, caption, figures.rtt_unfairness(points, exponents))]

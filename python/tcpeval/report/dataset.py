@@ -3,14 +3,21 @@
 A report directory is either one sweep (it holds `grid.toml`) or a suite's output: the suite
 file as run in `suite.toml`, the stack and baseline in `run.json`, and one sweep per test in
 `DIR/<test>/` with the test's measures in `measures.parquet` (suites/runner.py). Each sweep
-becomes a Section: its rows of `tcpeval.load` (one per flow per run), a `stack` column (the
-value of the axis that sets the congestion control, else the flow's `cc`) and, for a suite, a
-`test` column and the measures of each run.
+becomes a Section: its rows of `tcpeval.load` (one per flow per run), a `stack` column and, for
+a suite, a `test` column and the measures of each run.
+
+`stack` is what a run is judged and tabled as: the value of the axis that sets the congestion
+control, else the run's algorithms ("cubic+reno" for a run that mixes them). It is never a
+flow's own algorithm: run-level figures (Jain's index, utilisation, the queue) belong to the
+whole run and must not be split by algorithm. Where runs mix algorithms, per-group measures sit
+beside them: `algorithm_share` on each flow's row (its algorithm's share of the run's goodput)
+and `algorithms_jain` on every row of the run (docs/methodology.md §3.4).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from collections.abc import Sequence
@@ -24,11 +31,13 @@ import tcpeval
 from tcpeval import metrics
 from tcpeval.layout import GRID_FILE, MEASURES_FILE, RUN_FILE, RUNS_DIR, SUITE_FILE
 from tcpeval.report.verdicts import Rule, parse_rules
+from tcpeval.scenario.window import WHOLE_RUN
 from tcpeval.store import COMPANION_SUFFIX, with_measures
 
 VALUE_SUFFIX = COMPANION_SUFFIX
 """The numeric companion of an axis column in base units, e.g. `bottleneck.rate:value`."""
 DEFAULT_BASELINE = "reno"
+WINDOW_COLUMN = "measure_window"  # sweep/rundir.summary_table
 _STACK_AXIS = re.compile(r"^flow\.(\*|\d+)\.cc$")
 
 
@@ -57,6 +66,13 @@ class Section:
     @property
     def stacks(self) -> list[str]:
         return [str(s) for s in pd.unique(self.frame["stack"])]
+
+    @property
+    def windows_text(self) -> str:
+        """The measurement windows of its runs (docs/methodology.md §3.1), e.g. "second half";
+        "whole run" for runs made before windows."""
+        windows = self.frame.get(WINDOW_COLUMN, pd.Series([WHOLE_RUN]))
+        return ", ".join(str(w) for w in pd.unique(windows.fillna(WHOLE_RUN)))
 
 
 @dataclass(frozen=True)
@@ -140,8 +156,8 @@ def _section(path: Path, test: dict[str, Any] | None) -> Section | None:
         return None
     grid_axes = list(_read_toml(path / GRID_FILE).get("axes", {}))
     stack_axis = _stack_axis(grid_axes, test)
-    frame = frame.assign(stack=(frame[stack_axis] if stack_axis else frame["cc"]).astype(str))
-    frame = _with_rates(frame)
+    frame = frame.assign(stack=(frame[stack_axis] if stack_axis else _mix(frame)).astype(str))
+    frame = _with_groups(_with_rates(frame))
     name = path.name if test is None else str(test["name"])
     if test is not None:
         frame = with_measures(frame.assign(test=name), path / MEASURES_FILE)
@@ -169,6 +185,32 @@ def _stack_axis(axes: Sequence[str], test: dict[str, Any] | None) -> str | None:
     if test is not None and test.get("stack") in axes:
         return str(test["stack"])
     return next((a for a in axes if _STACK_AXIS.match(a)), None)
+
+
+def _mix(frame: pd.DataFrame) -> pd.Series:
+    """Each row's run's algorithms, in flow order, joined: "reno", "cubic+reno"."""
+    return frame.groupby("run_id")["cc"].transform(lambda ccs: "+".join(dict.fromkeys(ccs)))
+
+
+def mixes_algorithms(frame: pd.DataFrame) -> bool:
+    """Whether some run has flows of more than one algorithm."""
+    return bool((frame.groupby("run_id")["cc"].nunique() > 1).any())
+
+
+def _with_groups(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-group measures of the runs that mix algorithms (NaN in the others); the frame as it
+    is when no run does."""
+    if not mixes_algorithms(frame):
+        return frame
+    shares, jains = [], []
+    for _, rows in frame.groupby("run_id", sort=False):
+        goodputs = {str(cc): group["goodput_mbps"].to_list() for cc, group in rows.groupby("cc")}
+        mixed = len(goodputs) > 1 and not rows["goodput_mbps"].isna().any()
+        share = metrics.algorithm_shares(goodputs) if mixed else {}
+        shares.append(rows["cc"].map(share).astype(float))
+        jain = metrics.between_algorithms_jain(goodputs) if mixed else math.nan
+        jains.append(pd.Series(jain, index=rows.index))
+    return frame.assign(algorithm_share=pd.concat(shares), algorithms_jain=pd.concat(jains))
 
 
 def _with_rates(frame: pd.DataFrame) -> pd.DataFrame:

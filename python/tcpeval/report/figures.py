@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 from tcpeval import models
 from tcpeval.metrics import goodput_mbps, label
 from tcpeval.report.plots import draw_lines
+from tcpeval.report.tables import number
 from tcpeval.report.verdicts import format_axis_value, format_where
 
 BOX_POINTS_MAX = 40  # beyond this the boxes are too thin to read
@@ -107,20 +108,30 @@ def box_plot(runs: pd.DataFrame, metric: str, axes_names: Sequence[str]) -> Figu
     return figure
 
 
-def time_series(runs: Sequence[tuple[str, pd.DataFrame, dict[object, str]]]) -> Figure:
-    """One row per run (its title, flows time series and flow labels): cwnd and goodput."""
+@dataclass(frozen=True)
+class RunSeries:
+    """A run's time series as drawn: its title, flows, flow labels and path rates."""
+
+    title: str
+    flows: pd.DataFrame
+    labels: dict[object, str]
+    path_rates_bps: dict[int, float]
+    until_s: float | None
+    """When its last transfer finished; None when a flow runs to the end."""
+
+
+def time_series(runs: Sequence[RunSeries]) -> Figure:
+    """One row per run: cwnd and goodput (at most the path's rate, metrics.goodput_mbps)."""
     figure = Figure(figsize=(12, 3.1 * len(runs)), layout="constrained")
-    for (title, flows, labels), row in zip(
-        runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True
-    ):
+    for run, row in zip(runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True):
         cwnd_axes, goodput_axes = row.subplots(1, 2)
-        draw_lines(cwnd_axes, flows, key="flow", column="cwnd_pkts", labels=labels)
-        draw_lines(
-            goodput_axes, goodput_mbps(flows), key="flow", column="goodput_mbps", labels=labels
-        )
+        lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s}
+        draw_lines(cwnd_axes, run.flows, column="cwnd_pkts", **lines)
+        goodput = goodput_mbps(run.flows, run.path_rates_bps)
+        draw_lines(goodput_axes, goodput, column="goodput_mbps", **lines)
         cwnd_axes.set(xlabel="time (s)", ylabel="cwnd (packets)")
         goodput_axes.set(xlabel="time (s)", ylabel="goodput per sample (Mb/s)")
-        row.suptitle(title, fontsize="medium")
+        row.suptitle(run.title, fontsize="medium")
     return figure
 
 
@@ -206,7 +217,7 @@ def _label_cells(axes: Axes, values: np.ndarray, low: float, high: float) -> Non
         if np.isnan(value):
             continue
         colour = "black" if value > middle else "white"
-        axes.text(column, row, f"{value:.3g}", ha="center", va="center", color=colour, fontsize=9)
+        axes.text(column, row, number(value), ha="center", va="center", color=colour, fontsize=9)
 
 
 def _finite(values: pd.Series) -> np.ndarray:

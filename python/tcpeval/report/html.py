@@ -19,6 +19,7 @@ from tcpeval.layout import REPORT_FILE
 from tcpeval.metrics import label
 from tcpeval.report.content import Panel, SectionView, section_view
 from tcpeval.report.dataset import ReportData, load_report_data
+from tcpeval.report.tables import number
 from tcpeval.report.verdicts import Verdict, evaluate
 
 TEMPLATE = "report.html.j2"
@@ -82,11 +83,6 @@ def png_data_uri(figure: Figure) -> str:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def number(value: float | None) -> str:
-    """A value for a table: three significant digits, a dash for none."""
-    return "–" if value is None else f"{value:.3g}"
 
 
 def detail(verdict: Verdict) -> str:

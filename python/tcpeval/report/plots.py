@@ -14,14 +14,17 @@ from matplotlib.figure import Figure
 
 from tcpeval.metrics import goodput_mbps
 from tcpeval.result import Result
+from tcpeval.summary import last_completion_s, path_rates_bps
 
 LEGEND_MAX_LINES = 12  # beyond this a legend hides the plot it explains
+X_MARGIN = 0.05  # past the last transfer's end, so that its last samples show
 
 
 def write_plots(result: Result, directory: str | Path) -> list[Path]:
     """Write cwnd.png, goodput.png and queue.png into `directory`; returns their paths."""
     directory = Path(directory)
     name = result.summary["scenario"]["name"]
+    until_s = last_completion_s(result.summary)
     labels = {
         flow["id"]: f"flow {flow['id']} ({flow['cc']}, {flow['rtt_ms']:g} ms)"
         for flow in result.summary["flows"]
@@ -34,14 +37,16 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             labels=labels,
             ylabel="cwnd (packets)",
             title=f"{name}: cwnd",
+            until_s=until_s,
         ),
         "goodput.png": _lines(
-            goodput_mbps(result.flows),
+            goodput_mbps(result.flows, path_rates_bps(result.summary)),
             key="flow",
             column="goodput_mbps",
             labels=labels,
             ylabel="goodput (Mb/s)",
             title=f"{name}: goodput per sample interval",
+            until_s=until_s,
         ),
         "queue.png": _lines(
             result.links,
@@ -50,6 +55,7 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             labels={},
             ylabel="queue (packets)",
             title=f"{name}: queue length",
+            until_s=until_s,
         ),
     }
     paths = []
@@ -67,23 +73,33 @@ def _lines(
     labels: dict[object, str],
     ylabel: str,
     title: str,
+    until_s: float | None,
 ) -> Figure:
     """A figure of one line per value of `key` (a flow or a link), `column` against time."""
     figure = Figure(figsize=(9, 4.5), layout="constrained")
     axes = figure.add_subplot()
-    draw_lines(axes, series, key=key, column=column, labels=labels)
+    draw_lines(axes, series, key=key, column=column, labels=labels, until_s=until_s)
     axes.set(xlabel="time (s)", ylabel=ylabel, title=title)
     return figure
 
 
 def draw_lines(
-    axes: Axes, series: pd.DataFrame, *, key: str, column: str, labels: dict[object, str]
+    axes: Axes,
+    series: pd.DataFrame,
+    *,
+    key: str,
+    column: str,
+    labels: dict[object, str],
+    until_s: float | None = None,
 ) -> None:
-    """One line per value of `key`, `column` against time, from zero, with a legend if short."""
+    """One line per value of `key`, `column` against time, from zero, with a legend if short;
+    up to `until_s` (when every transfer has finished) rather than the end of the run."""
     groups = series.groupby(key, sort=True)
     for value, rows in groups:
         axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
     axes.set_xlim(left=0)
+    if until_s is not None:
+        axes.set_xlim(right=until_s * (1 + X_MARGIN))
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     # A probe of a real path has no link series: nothing to label.

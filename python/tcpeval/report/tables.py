@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,17 +11,21 @@ from rich.table import Table
 from tcpeval.compare import Comparison
 from tcpeval.metrics import declared
 from tcpeval.report.verdicts import Verdict
+from tcpeval.scenario.window import WHOLE_RUN
+from tcpeval.summary import measure_span_s
 
+THOUSAND = 1000
 FLOW_ROWS_MAX = 40  # web traffic can start thousands of flows; the table shows the first ones
 
 
 def flows_table(summary: dict[str, Any], title: str | None = None) -> Table:
     """One row per flow; '-' where the backend has no figure, and what limits each flow when
-    the backend says (the model does)."""
+    the backend says (the model does). Goodput covers the measurement window (the caption)."""
     flows = summary["flows"]
     limits = any("limited_by" in flow for flow in flows)
-    headers = ["flow", "cc", "rtt ms", "goodput Mb/s", "retransmits", "timeouts", "done at s"]
-    table = Table(title=title, title_justify="left")
+    headers = ["flow", "cc", "rtt ms", "goodput Mb/s*", "retransmits", "timeouts", "done at s"]
+    caption = f"* over the measurement window, {measure_window_text(summary, counters=False)}"
+    table = Table(title=title, title_justify="left", caption=caption, caption_justify="left")
     for header in headers + ["limited by"] * limits:
         table.add_column(header, justify="left" if header in ("cc", "limited by") else "right")
     for flow in flows[:FLOW_ROWS_MAX]:
@@ -108,10 +113,14 @@ def run_table(summary: dict[str, Any]) -> Table:
     table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column(justify="left")
     table.add_column(justify="right")
+    table.add_row("measured over", measure_window_text(summary))
     table.add_row("bottleneck utilization", _number(bottleneck.get("utilization"), ".3f"))
     table.add_row("bottleneck drops", _number(bottleneck.get("drops"), ","))
     table.add_row("mean queue, packets", _number(bottleneck.get("mean_queue_pkts"), ".1f"))
     table.add_row("Jain index of goodputs", _number(summary["jain_index"], ".3f"))
+    if summary.get("measure", {}).get("window", WHOLE_RUN) != WHOLE_RUN:
+        whole_run = _number(summary["whole_run_jain_index"], ".3f")
+        table.add_row("  over the whole run", whole_run)
     table.add_row("backend", backend["name"])
     if not backend.get("valid", True):
         table.add_row("[red]invalid run[/]", backend["invalid_reason"])
@@ -125,6 +134,25 @@ def run_table(summary: dict[str, Any]) -> Table:
     return table
 
 
+def measure_window_text(summary: dict[str, Any], *, counters: bool = True) -> str:
+    """The window the figures cover, as the summary records it: "second half (60–120 s);
+    counters: whole run"."""
+    start_s, end_s = measure_span_s(summary)
+    window = (summary.get("measure") or {}).get("window", WHOLE_RUN)
+    text = f"{window} ({start_s:g}–{end_s:g} s)"
+    return text + "; counters: whole run" if counters else text
+
+
+def number(value: float | None) -> str:
+    """A value for a table: three significant digits, whole numbers from 1,000 up ("2,400
+    packets", never "2.4e+03"), a dash for none."""
+    if value is None:
+        return "–"
+    if abs(value) >= THOUSAND and math.isfinite(value):
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
 def _number(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
@@ -133,18 +161,22 @@ VERDICT_MARKS = {True: "[green]PASS[/]", False: "[red]FAIL[/]", None: "–"}
 
 
 def verdicts_table(verdicts: Sequence[Verdict]) -> Table:
-    """One row per verdict, as the report's table: pass or fail, the rule, the worst point."""
+    """One row per verdict, as the report's table: pass or fail, the test, the stack, the rule
+    in words, the worst point and the stack's and the baseline's values there."""
     failed = sum(1 for v in verdicts if v.passed is False)
     table = Table(title=f"verdicts: {failed} of {len(verdicts)} failed", title_justify="left")
-    for header in ("verdict", "stack", "rule", "worst point", "value", "failing"):
-        table.add_column(header, justify="right" if header in ("value", "failing") else "left")
+    numbers = ("value", "baseline", "failing")
+    for header in ("verdict", "test", "stack", "rule", "worst point", *numbers):
+        table.add_column(header, justify="right" if header in numbers else "left")
     for v in verdicts:
         table.add_row(
             VERDICT_MARKS[v.passed],
+            v.test or "-",
             v.stack,
             v.rule.text,
             v.where,
             _with_unit(v.value, v.rule.metric),
+            _with_unit(v.baseline, v.rule.metric),
             f"{len(v.failing)} of {v.points}",
         )
     return table
@@ -179,4 +211,4 @@ def _with_unit(value: float | None, metric: str) -> str:
         return "–"
     declaration = declared(metric)
     unit = declaration.unit if declaration is not None else ""
-    return f"{value:.3g} {unit}".rstrip()
+    return f"{number(value)} {unit}".rstrip()

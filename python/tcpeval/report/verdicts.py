@@ -1,14 +1,19 @@
 """Verdict rules: judgements on a sweep's numbers, written as data (docs/sweeps.md, `[[rule]]`).
 
 A rule names a metric (a column of the tidy DataFrame), optionally the suite test whose rows it
-judges, and one condition: `below = x` or `above = x` fails a grid point whose value is below
-(above) x; `worse_than_baseline_by = m` fails a point whose value is worse than the baseline
+judges (without one, it judges every test that has the metric), and one condition: `below = x`
+or `above = x` fails a grid point whose value is below (above) x; `worse_than_baseline_by = m`
+fails a point whose value is worse than the baseline
 stack's value at the same point by more than the fraction m, in the direction the metric's
 declaration gives (tcpeval.metrics.declarations): below (1 − m) times the baseline where higher
 is better, above (1 + m) times it where lower is better. A point's value is the mean over its
-repeats of each run's value (the mean over the run's rows, one per flow). One verdict per rule
-and stack: it fails when any point fails, and quotes the worst point in the rule's message
-(`{threshold}`, `{where}`, `{value}`, `{baseline}`). Thresholds are methodology.md §8.
+repeats of each run's value (the mean over the run's rows, one per flow).
+
+One verdict per (test, metric, stack): two rules may not judge the same metric of the same test,
+and the baseline is not judged (it is what the others are judged against) unless it is the only
+stack. A verdict fails when any point fails, and quotes the worst point in the rule's message
+(`{threshold}`, `{where}`, `{value}`, `{baseline}`, and `{factor}`: how many times worse than
+the baseline the value is). Thresholds and their sources: docs/methodology.md §5.
 """
 
 from __future__ import annotations
@@ -71,24 +76,47 @@ class Rule:
             message=str(table["message"]),
             test=table.get("test"),
         )
-        rule.format_message(where="", value=0.0, baseline=0.0)  # a bad placeholder fails here
+        rule.format_message(where="", value=1.0, baseline=1.0)  # a bad placeholder fails here
         return rule
 
     @property
     def text(self) -> str:
-        """The rule as written, e.g. `throughput_ratio below 0.8 (test symmetric)`."""
-        condition = self.condition.replace("_", " ")
-        scope = f" (test {self.test})" if self.test else ""
-        return f"{self.metric} {condition} {self.threshold:g}{scope}"
+        """What passes, in words: "throughput ratio (min/max) at least 0.8",
+        "standard flows' mean goodput at least 50% of the baseline's"."""
+        metric = declared(self.metric)
+        unit = f" {metric.unit}" if metric is not None and metric.unit else ""
+        if self.condition == "below":
+            bound = f"at least {self.threshold:g}{unit}"
+        elif self.condition == "above":
+            bound = f"at most {self.threshold:g}{unit}"
+        else:
+            higher = self._improving_sign() > 0
+            share = 1 - self.threshold if higher else 1 + self.threshold
+            bound = f"{'at least' if higher else 'at most'} {share:.0%} of the baseline's"
+        name = metric.label if metric is not None else self.metric.replace("_", " ")
+        return f"{name} {bound}"
 
     def format_message(self, *, where: str, value: float, baseline: float | None) -> str:
         """The message with its placeholders filled; ValueError if it has an unknown one."""
         try:
             return self.message.format(
-                threshold=self.threshold, where=where, value=value, baseline=baseline
+                threshold=self.threshold,
+                where=where,
+                value=value,
+                baseline=baseline,
+                factor=self.factor(value, baseline),
             )
         except (KeyError, IndexError, ValueError) as error:
             raise ValueError(f"rule on {self.metric!r}: bad message placeholder {error}") from error
+
+    def factor(self, value: float, baseline: float | None) -> float:
+        """How many times worse than the baseline a value is (baseline/value where higher is
+        better: the BW impact of standard_mean_mbps); NaN without a baseline or a direction."""
+        metric = declared(self.metric)
+        if baseline is None or metric is None or metric.better is None:
+            return math.nan
+        worse, better = (baseline, value) if metric.better == "higher" else (value, baseline)
+        return worse / better if better > 0 else math.inf
 
     def fails(self, value: float, baseline: float | None) -> bool:
         """Whether a point's value breaks the rule (the baseline's value at the same point)."""
@@ -130,6 +158,8 @@ class Verdict:
 
     stack: str
     rule: Rule
+    test: str | None
+    """The suite test judged; None for a plain sweep."""
     passed: bool | None
     where: str
     value: float | None
@@ -140,8 +170,18 @@ class Verdict:
 
 
 def parse_rules(tables: Sequence[Mapping[str, Any]]) -> list[Rule]:
-    """The rules of a suite file's `[[rule]]` tables."""
-    return [Rule.from_dict(table) for table in tables]
+    """The rules of a suite file's `[[rule]]` tables; ValueError when two judge one metric of
+    one test (a rule without `test` judges them all), which would give a point two verdicts."""
+    rules = [Rule.from_dict(table) for table in tables]
+    for index, rule in enumerate(rules):
+        for other in rules[:index]:
+            same_test = None in (rule.test, other.test) or rule.test == other.test
+            if rule.metric == other.metric and same_test:
+                where = f" of test {rule.test or other.test!r}" if rule.test or other.test else ""
+                raise ValueError(
+                    f"two rules judge {rule.metric!r}{where}: one rule per test and metric"
+                )
+    return rules
 
 
 def evaluate(
@@ -152,18 +192,19 @@ def evaluate(
     baseline: str | None,
     stack_column: str = "cc",
 ) -> list[Verdict]:
-    """Every rule applied to every stack of `frame` (one verdict each, in rule order).
+    """Every rule applied to every test it names and every stack of `frame` but the baseline:
+    one verdict per (test, metric, stack), in rule order.
 
-    `axes` are the columns that make a grid point; those without a value in a rule's rows
-    (another test's axes) are left out. Baseline rules judge the stacks other than `baseline`.
+    `axes` are the columns that make a grid point; those without a value in a test's rows
+    (another test's axes) are left out.
     """
     verdicts: list[Verdict] = []
     for rule in rules:
-        rows = _rule_rows(frame, rule)
-        rule_axes = [a for a in axes if a in rows.columns and rows[a].notna().any()]
-        values = point_values(rows, rule.metric, axes=rule_axes, stack_column=stack_column)
-        for stack in _stacks_judged(rule, frame[stack_column], baseline):
-            verdicts.append(_judge(rule, values, stack, baseline, rule_axes))
+        for test, rows in _rule_rows(frame, rule):
+            rule_axes = [a for a in axes if a in rows.columns and rows[a].notna().any()]
+            values = point_values(rows, rule.metric, axes=rule_axes, stack_column=stack_column)
+            for stack in _stacks_judged(frame[stack_column], baseline):
+                verdicts.append(_judge(rule, test, values, stack, baseline, rule_axes))
     return verdicts
 
 
@@ -214,15 +255,20 @@ def format_axis_value(axis: str, value: object) -> str:
     return f"{number}{separator}{_UNIT_NAMES.get(unit, unit)}"
 
 
-def _stacks_judged(rule: Rule, stacks: pd.Series, baseline: str | None) -> list[str]:
+def _stacks_judged(stacks: pd.Series, baseline: str | None) -> list[str]:
+    """Every stack but the baseline; the baseline only when it is the one stack there is."""
     names = [str(s) for s in pd.unique(stacks.dropna())]
-    if rule.condition == "worse_than_baseline_by":
-        return [s for s in names if s != baseline]
-    return names
+    others = [s for s in names if s != baseline]
+    return others or names
 
 
 def _judge(
-    rule: Rule, values: pd.DataFrame, stack: str, baseline: str | None, axes: Sequence[str]
+    rule: Rule,
+    test: str | None,
+    values: pd.DataFrame,
+    stack: str,
+    baseline: str | None,
+    axes: Sequence[str],
 ) -> Verdict:
     """One rule on one stack's points."""
     mine = values[values["stack"].astype(str) == stack]
@@ -232,13 +278,14 @@ def _judge(
         judged = [(row, base) for row, base in judged if base is not None and base > 0]
     if not judged:
         reason = "no baseline to compare with" if mine.size else "no data"
-        return Verdict(stack, rule, None, "", None, None, reason)
+        return Verdict(stack, rule, test, None, "", None, None, reason)
     failing = [(row, base) for row, base in judged if rule.fails(row["value"], base)]
     worst, base = max(failing or judged, key=lambda pair: rule.badness(pair[0]["value"], pair[1]))
     where = format_where(worst, axes)
     return Verdict(
         stack=stack,
         rule=rule,
+        test=test,
         passed=not failing,
         where=where,
         value=float(worst["value"]),
@@ -249,15 +296,18 @@ def _judge(
     )
 
 
-def _rule_rows(frame: pd.DataFrame, rule: Rule) -> pd.DataFrame:
-    """The rows a rule judges: its test's (none without a `test` column), with its metric."""
+def _rule_rows(frame: pd.DataFrame, rule: Rule) -> list[tuple[str | None, pd.DataFrame]]:
+    """The rows a rule judges, per test: its test's, else those of every test with a value of
+    its metric; a frame without a `test` column is one plain sweep (test None)."""
     if rule.metric not in frame.columns:
-        return frame.iloc[0:0]
-    if rule.test is None:
-        return frame
+        return [(rule.test, frame.iloc[0:0])]
     if "test" not in frame.columns:
-        return frame.iloc[0:0]
-    return frame[frame["test"] == rule.test]
+        return [(None, frame if rule.test is None else frame.iloc[0:0])]
+    if rule.test is not None:
+        return [(rule.test, frame[frame["test"] == rule.test])]
+    measured = frame[frame[rule.metric].notna()]
+    tests = [str(t) for t in pd.unique(measured["test"])] or [None]
+    return [(test, frame[frame["test"] == test]) for test in tests]
 
 
 def _baseline_values(

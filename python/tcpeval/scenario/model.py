@@ -19,6 +19,7 @@ from tcpeval.scenario.traffic import (
     TcpTraffic,
     WebTraffic,
 )
+from tcpeval.scenario.window import DEFAULT_WINDOW, WindowField
 from tcpeval.units import Duration, parse_duration
 
 BOTTLENECK = "bottleneck"
@@ -34,6 +35,11 @@ class Scenario(Strict):
     )
     sample_interval: PositiveTime = Field(
         default=parse_duration("100ms"), description="Time-series resolution. Default: 100ms."
+    )
+    measure: WindowField = Field(
+        default=DEFAULT_WINDOW,
+        description="What the summary's figures cover: 'whole run' (default), 'second half' or "
+        "'START..END', e.g. '60s..' to leave out a 60 s warm-up (docs/methodology.md §3.1).",
     )
     bottleneck: Link | None = Field(
         default=None, description="The shared link, named 'bottleneck'; link 0 if given."
@@ -110,6 +116,7 @@ class Scenario(Strict):
             raise ScenarioError(
                 "sample_interval", self.sample_interval.given, "is longer than the duration"
             )
+        self._check_window()
         self._check_links()
         if not self.tcp_tables():
             raise ScenarioError("flow", None, "needs at least 1 entry (or a [[web]], [[reqresp]])")
@@ -125,6 +132,16 @@ class Scenario(Strict):
         if self.pcap is not None and self.pcap not in names:
             raise ScenarioError("pcap", self.pcap, f"is not a link (declared: {', '.join(names)})")
         return self
+
+    def measure_span_s(self) -> tuple[float, float]:
+        """The measurement window in seconds of the run."""
+        return self.measure.span_s(self.duration.seconds)
+
+    def _check_window(self) -> None:
+        start_s, end_s = self.measure_span_s()
+        if end_s > self.duration.seconds or start_s >= self.duration.seconds:
+            reason = f"does not fit in the run's duration ({self.duration.given})"
+            raise ScenarioError("measure", self.measure.given, reason)
 
     def _check_links(self) -> None:
         if not self.links():

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from tcpeval.report.verdicts import parse_rules
 from tcpeval.scenario import ScenarioError
 from tcpeval.scenario.loading import set_field
+from tcpeval.suite_files import suite_names, suite_text
 from tcpeval.suites.measures import MEASURES
 
 
@@ -67,17 +67,14 @@ class Suite(_Strict):
         return self
 
 
-def available() -> list[str]:
-    """Names of the built-in suites."""
-    files = resources.files(__package__).iterdir()
-    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
+available = suite_names
 
 
 def load_suite(name: str) -> Suite:
     """A built-in suite by name; an unknown name is a `ScenarioError` listing the known ones."""
     if name not in available():
         raise ScenarioError("suite", name, f"is not a suite (available: {', '.join(available())})")
-    text = resources.files(__package__).joinpath(f"{name}.toml").read_text()
+    text = suite_text(name)
     try:
         return Suite.model_validate(tomllib.loads(text))
     except ValidationError as e:

@@ -1,8 +1,9 @@
 """What each suite test measures in one run: a few named numbers computed from its result.
 
 A test names its measure (`measure = "fairness"`); the suite runner applies it to every run
-and the verdict rules judge the numbers it returns. Long-run figures use the second half of
-the run, after start-up (the Hamilton tests' "long-run" ratios, methodology.md §1.5).
+and the verdict rules judge the numbers it returns. Every figure covers the run's measurement
+window (the scenario's `measure`, recorded in the summary): the Hamilton, impact and response
+tests set it to the second half of the run, after start-up (docs/methodology.md §3.1).
 """
 
 from __future__ import annotations
@@ -15,32 +16,30 @@ import numpy as np
 
 from tcpeval import metrics
 from tcpeval.result import Result
-from tcpeval.summary import duration_s
-from tcpeval.units import parse_duration, parse_rate, parse_size
+from tcpeval.summary import duration_s, measure_span_s
+from tcpeval.units import parse_duration, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
 HEADER_BYTES = 52
 
 
-def _duration_s(result: Result) -> float:
-    return duration_s(result.summary)
-
-
-def _second_half_mbps(result: Result, flow: int) -> float:
-    end_s = _duration_s(result)
-    return metrics.mean_goodput_mbps(result.flows, flow, start_s=end_s / 2, end_s=end_s)
+def _goodput_mbps(result: Result, flow: int) -> float:
+    """A flow's goodput over the window; NaN where the backend has none (a stack no model
+    covers) or the flow was not active in the window."""
+    goodput = result.summary["flows"][flow]["goodput_mbps"]
+    return math.nan if goodput is None else float(goodput)
 
 
 def _stability(result: Result) -> dict[str, float]:
-    """Long-run stability, averaged over the flows: the coefficient of variation of each
-    flow's goodput in bins of at least 1 s, and of its smoothed RTT (Li's "stability",
-    RFC 5166 §2.5; methodology.md §1.5, §7)."""
-    end_s = _duration_s(result)
+    """Stability over the window, averaged over the flows: the coefficient of variation of
+    each flow's goodput in bins of at least 1 s, and of its smoothed RTT (docs/methodology.md
+    §3.6)."""
+    start_s, end_s = measure_span_s(result.summary)
     sample_s = parse_duration(result.summary["scenario"]["sample_interval"]).seconds
     bin_s = sample_s * math.ceil(1.0 / sample_s)  # a whole number of samples
     flows = [f["id"] for f in result.summary["flows"]]
-    window = {"start_s": end_s / 2, "end_s": end_s}
+    window = {"start_s": start_s, "end_s": end_s}
     throughput = [_defined(metrics.throughput_cov, result.flows, f, bin_s, **window) for f in flows]
     rtt = [_defined(metrics.rtt_cov, result.flows, f, **window) for f in flows]
     return {"throughput_cov": _mean_of_defined(throughput), "rtt_cov": _mean_of_defined(rtt)}
@@ -63,7 +62,7 @@ def _mean_of_defined(values: list[float]) -> float:
 def fairness(result: Result) -> dict[str, float]:
     """Two like flows: the ratio of their long-run goodputs (min/max), Jain's index, and their
     stability."""
-    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    x = [_goodput_mbps(result, f) for f in (0, 1)]
     return {
         "throughput_ratio": metrics.throughput_ratio(*x),
         "jain_index": metrics.jain_index(x),
@@ -73,8 +72,8 @@ def fairness(result: Result) -> dict[str, float]:
 
 def rtt_unfairness(result: Result) -> dict[str, float]:
     """Two flows of different RTTs: goodput ratio x1/x0 against RTT ratio RTT1/RTT0, for the
-    exponent fit x1/x0 = (RTT0/RTT1)^k (algorithms.md §10.5), and the min/max ratio."""
-    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    exponent fit x1/x0 = (RTT0/RTT1)^k (docs/methodology.md §3.8), and the min/max ratio."""
+    x = [_goodput_mbps(result, f) for f in (0, 1)]
     rtts = [result.summary["flows"][f]["rtt_ms"] for f in (0, 1)]
     return {
         "throughput_ratio": metrics.throughput_ratio(*x),
@@ -85,8 +84,9 @@ def rtt_unfairness(result: Result) -> dict[str, float]:
 
 def friendliness(result: Result) -> dict[str, float]:
     """Flow 0 runs the stack, flow 1 standard TCP: the standard flow's share of their goodput.
-    Against the baseline run's share this is the Hamilton friendliness (methodology.md §1.5)."""
-    x = [_second_half_mbps(result, f) for f in (0, 1)]
+    Against the baseline run's share this is the Hamilton friendliness (docs/methodology.md
+    §3.5)."""
+    x = [_goodput_mbps(result, f) for f in (0, 1)]
     total = sum(x)
     return {"standard_share": x[1] / total if total > 0 else 0.0, "standard_mbps": x[1]}
 
@@ -94,9 +94,9 @@ def friendliness(result: Result) -> dict[str, float]:
 def convergence(result: Result) -> dict[str, float]:
     """Time for the late flow (1) to reach 80% of its fair share, half of what both carry at
     the end, and hold it for 20 RTTs (at least 2 s); infinite if it never does."""
-    end_s = _duration_s(result)
+    end_s = duration_s(result.summary)
     late = result.summary["flows"][1]
-    both = _second_half_mbps(result, 0) + _second_half_mbps(result, 1)
+    both = _goodput_mbps(result, 0) + _goodput_mbps(result, 1)
     hold_s = max(2.0, 20 * late["rtt_ms"] / 1e3)
     smoothing_s = max(1.0, 10 * late["rtt_ms"] / 1e3)
     t = metrics.convergence_time_s(
@@ -111,13 +111,9 @@ def convergence(result: Result) -> dict[str, float]:
 
 
 def efficiency(result: Result) -> dict[str, float]:
-    """Long-run utilisation of the bottleneck (over the second half of the run), and the
-    flows' stability."""
-    end_s = _duration_s(result)
-    link = result.summary["bottleneck"]["name"]
-    rate_bps = _link_rate_bps(result, link)
-    used = metrics.utilization(result.links, rate_bps, link=link, start_s=end_s / 2, end_s=end_s)
-    return {"utilization": used, **_stability(result)}
+    """Utilisation of the bottleneck over the window, and the flows' stability."""
+    used = result.summary["bottleneck"]["utilization"]
+    return {"utilization": math.nan if used is None else used, **_stability(result)}
 
 
 def response(result: Result) -> dict[str, float]:
@@ -128,7 +124,7 @@ def response(result: Result) -> dict[str, float]:
     3,800 in Mathis' model)."""
     flow = result.summary["flows"][0]
     mss = _mss_bytes(result)
-    window = _second_half_mbps(result, 0) * 1e6 * flow["rtt_ms"] / 1e3 / (8 * mss)
+    window = _goodput_mbps(result, 0) * 1e6 * flow["rtt_ms"] / 1e3 / (8 * mss)
     return {"window_pkts": window, "loss_rate": _loss_rate(result.summary)}
 
 
@@ -146,10 +142,10 @@ def _loss_rate(summary: dict[str, Any]) -> float:
 def impact(result: Result) -> dict[str, float]:
     """The mean long-run goodput of the standard flows: the last group's stack, and group 0
     too when it runs the same one (the baseline run). Baseline over stack gives the BW impact
-    (methodology.md §2.1, reading 2)."""
+    (docs/methodology.md §3.9)."""
     flows = result.summary["flows"]
     standard = flows[-1]["cc"]
-    rates = [_second_half_mbps(result, f["id"]) for f in flows if f["cc"] == standard]
+    rates = [_goodput_mbps(result, f["id"]) for f in flows if f["cc"] == standard]
     return {"standard_mean_mbps": sum(rates) / len(rates)}
 
 
@@ -163,17 +159,8 @@ def completion(result: Result) -> dict[str, float]:
 
 
 def goodput(result: Result) -> dict[str, float]:
-    """Goodput of flow 0 over the run."""
-    return {"goodput_mbps": float(result.summary["flows"][0]["goodput_mbps"])}
-
-
-def _link_rate_bps(result: Result, name: str) -> float:
-    """The rate of link `name` as the scenario declares it ([bottleneck] is link 0)."""
-    scenario = result.summary["scenario"]
-    declared = list(scenario["link"])
-    if scenario.get("bottleneck"):
-        declared.insert(0, {"name": "bottleneck", **scenario["bottleneck"]})
-    return parse_rate(next(link["rate"] for link in declared if link["name"] == name)).bps
+    """Goodput of flow 0 over the window."""
+    return {"goodput_mbps": _goodput_mbps(result, 0)}
 
 
 def _mss_bytes(result: Result) -> float:

@@ -10,7 +10,6 @@ the same command finishes only what is missing.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -20,9 +19,10 @@ from tcpeval.backends import Backend
 from tcpeval.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE, publish_file
 from tcpeval.report.html import ReportFile, write_report
 from tcpeval.result import load as load_result
+from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
-from tcpeval.sweep import sweep
+from tcpeval.sweep import SuiteProgress, expand, load_grid, sweep
 
 
 def run_suite(
@@ -43,17 +43,18 @@ def run_suite(
     stacks = [cc] if cc == baseline else [cc, baseline]
     out.mkdir(parents=True, exist_ok=True)
     _record(out, suite, cc, baseline, quick, chosen.name)
-    for test in suite.test:
+    grids = [grid_of(test, suite, stacks, quick, chosen.real_time) for test in suite.test]
+    sizes = [len(expand(load_grid(grid))) for grid in grids]
+    for index, (test, grid) in enumerate(zip(suite.test, grids, strict=True)):
         test_dir = out / test.name
-        grid = grid_of(test, suite, stacks, quick, chosen.real_time)
-        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen)
+        shown = SuiteProgress(test.name, test.stack, sum(sizes[:index]), sum(sizes))
+        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen, suite=shown)
         write_measures(test_dir, test)
     return write_report(out, baseline=baseline)
 
 
 def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool, backend: str) -> None:
-    text = resources.files("tcpeval.suites").joinpath(f"{suite.name}.toml").read_text()
-    publish_file(out / SUITE_FILE, text)
+    publish_file(out / SUITE_FILE, suite_text(suite.name))
     run = {"suite": suite.name, "cc": cc, "baseline": baseline, "quick": quick}
     publish_file(out / RUN_FILE, json.dumps(run | {"backend": backend}, indent=2) + "\n")
 

@@ -13,6 +13,15 @@ The contract (grid file, directory layout, `load`) is docs/sweeps.md.
 from __future__ import annotations
 
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid, run_id
-from tcpeval.sweep.runner import SweepReport, sweep
+from tcpeval.sweep.runner import SuiteProgress, SweepReport, sweep
 
-__all__ = ["Grid", "RunSpec", "SweepReport", "expand", "load_grid", "run_id", "sweep"]
+__all__ = [
+    "Grid",
+    "RunSpec",
+    "SuiteProgress",
+    "SweepReport",
+    "expand",
+    "load_grid",
+    "run_id",
+    "sweep",
+]

@@ -6,18 +6,22 @@ failed and the rest go on.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 from tcpeval.sweep.grid import RunSpec
 from tcpeval.sweep.rundir import Outcome, one_line, record_error
 
 Work = Callable[[RunSpec, str], Outcome]
 LOCAL_CLUSTER = "local"
+NANNY_LOGGER = "distributed.nanny"
 
 
 def local_pool(
@@ -66,7 +70,20 @@ def dask_cluster(
                     yield record_error(sweep_dir, futures[future], one_line(error))
     finally:
         if cluster is not None:
-            cluster.close()
+            close_quietly(cluster)
+
+
+def close_quietly(cluster: Any) -> None:
+    """Close a LocalCluster started here without the nanny's "still alive after 4.0 seconds,
+    killing" warnings: by now every run's outcome is written, and on a busy host a worker is
+    often slower than that to exit (two warnings per sweep on 2 cores), which is no news."""
+    nanny = logging.getLogger(NANNY_LOGGER)
+    level = nanny.level
+    nanny.setLevel(logging.ERROR)
+    try:
+        cluster.close()
+    finally:
+        nanny.setLevel(level)
 
 
 def _in_flight(
@@ -96,4 +113,13 @@ def _in_flight(
 
 def _process_pool(jobs: int) -> ProcessPoolExecutor:
     """Fresh interpreters (spawn): no state inherited from the caller's threads."""
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_ctrl_c
+    )
+
+
+def _ignore_ctrl_c() -> None:
+    """Ctrl-C reaches the workers too (one process group): they finish the run they hold, which
+    is then written whole, instead of each printing a traceback; the caller stops handing out
+    runs and says what was kept."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from tcpeval.backends import Backend, as_scenario
+from tcpeval.backends import Backend, as_scenario, run_on
 from tcpeval.layout import (
     ERROR_FILE,
     PARAMS_FILE,
@@ -49,7 +49,7 @@ def execute(spec: RunSpec, sweep_dir: str, backend: Backend) -> Outcome:
     if is_complete(root, spec.run_id):
         return Outcome(spec.run_id)
     try:
-        result = backend.run(as_scenario(spec.scenario))
+        result = run_on(backend, as_scenario(spec.scenario))
     except Exception as error:
         return record_error(root, spec, one_line(error))
     _publish(root, spec, lambda work: _write_result(work, spec, result))
@@ -82,8 +82,9 @@ def one_line(error: BaseException) -> str:
 
 def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
     """`summary.parquet`: one row per flow, its fields plus `run_id`, `backend`, `valid`,
-    `invalid_reason`, `bottleneck_*` (when the backend knows the bottleneck), `jain_index`
-    and `wall_seconds`."""
+    `invalid_reason`, `bottleneck_*` (when the backend knows the bottleneck), `jain_index`,
+    `whole_run_jain_index`, the measurement window (`measure_window`, `measure_start_s`,
+    `measure_end_s`), `tcpeval_version`, `scenario_sha256` and `wall_seconds`."""
     table = pd.DataFrame(summary["flows"])
     table.insert(0, "run_id", run_id)
     backend = summary["backend"]
@@ -93,6 +94,11 @@ def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
     for key, value in (summary["bottleneck"] or {}).items():
         table[f"bottleneck_{key}"] = value
     table["jain_index"] = summary["jain_index"]
+    table["whole_run_jain_index"] = summary.get("whole_run_jain_index")
+    for key, value in (summary.get("measure") or {}).items():
+        table[f"measure_{key}"] = value
+    table["tcpeval_version"] = summary.get("tcpeval_version")
+    table["scenario_sha256"] = summary.get("scenario_sha256")
     table["wall_seconds"] = backend["wall_seconds"]
     unknown = [name for name in table if table[name].isna().all() and table[name].dtype == object]
     return table.astype(dict.fromkeys(unknown, "float64"))  # all null (completion_s): a number

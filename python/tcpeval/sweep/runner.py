@@ -37,6 +37,22 @@ from tcpeval.sweep.tomlwriter import dumps
 
 
 @dataclass(frozen=True)
+class SuiteProgress:
+    """What a suite's progress bar says besides the count of its test's runs: the test, the
+    stack of the run that just finished, and the count over the whole suite."""
+
+    test: str
+    stack_axis: str
+    done_before: int
+    """Runs of the suite's earlier tests."""
+    suite_total: int
+
+    def describe(self, spec: RunSpec | None, done: int) -> str:
+        stack = "" if spec is None else f" · {spec.axes.get(self.stack_axis, '')}"
+        return f"{self.test}{stack} · suite {self.done_before + done}/{self.suite_total}"
+
+
+@dataclass(frozen=True)
 class SweepReport:
     """What a sweep did: runs written now, found already done, failed; its wall time."""
 
@@ -59,6 +75,7 @@ def sweep(
     *,
     backend: str | Backend | None = None,
     progress: bool = True,
+    suite: SuiteProgress | None = None,
 ) -> SweepReport:
     """Run every point × repeat of `grid` into `out`, finishing only what is missing there.
 
@@ -67,7 +84,8 @@ def sweep(
     `runs_per_host`), or on the Dask scheduler at `scheduler` ("local" starts a LocalCluster
     of `jobs` workers; on a remote cluster each host's lab lock keeps its runs one at a time).
     Raises ScenarioError, before anything runs, if a grid point is invalid or the backend
-    cannot run it, or if `out` holds a sweep of another grid or backend.
+    cannot run it, or if `out` holds a sweep of another grid or backend. `suite` says what a
+    suite's bar shows besides the count.
     """
     started = time.perf_counter()
     jobs = jobs or os.cpu_count() or 1
@@ -84,9 +102,8 @@ def sweep(
     todo = [spec for spec in specs if not is_complete(root, spec.run_id)]
     work = partial(execute, backend=chosen)
     failed = 0
-    for outcome in _tracked(
-        _outcomes(work, todo, root, jobs, scheduler), len(specs), len(todo), progress
-    ):
+    outcomes = _outcomes(work, todo, root, jobs, scheduler)
+    for outcome in _tracked(outcomes, specs, len(todo), progress, suite):
         failed += outcome.error is not None
     wall = time.perf_counter() - started
     return SweepReport(root, len(todo) - failed, len(specs) - len(todo), failed, wall)
@@ -129,8 +146,16 @@ def _claim(root: Path, grid: Grid) -> None:
     publish_file(path, dumps(grid.as_dict()))
 
 
-def _tracked(outcomes: Iterator[Outcome], total: int, todo: int, shown: bool) -> Iterator[Outcome]:
+def _tracked(
+    outcomes: Iterator[Outcome],
+    specs: list[RunSpec],
+    todo: int,
+    shown: bool,
+    suite: SuiteProgress | None,
+) -> Iterator[Outcome]:
     """Pass outcomes through while a progress bar counts runs done of all and the ETA."""
+    total = len(specs)
+    by_id = {spec.run_id: spec for spec in specs}
     console = Console(stderr=True)
     columns = (
         TextColumn("[progress.description]{task.description}"),
@@ -141,9 +166,15 @@ def _tracked(outcomes: Iterator[Outcome], total: int, todo: int, shown: bool) ->
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, disable=not (shown and console.is_terminal)) as bar:
-        task = bar.add_task("runs", total=total, completed=total - todo)
+        done = total - todo
+        title = "runs" if suite is None else suite.describe(None, done)
+        task = bar.add_task(title, total=total, completed=done)
         failed = 0
         for outcome in outcomes:
             failed += outcome.error is not None
-            bar.update(task, advance=1, description=f"runs ({failed} failed)" if failed else "runs")
+            done += 1
+            if suite is not None:
+                title = suite.describe(by_id.get(outcome.run_id), done)
+            description = f"{title} ({failed} failed)" if failed else title
+            bar.update(task, advance=1, description=description)
             yield outcome

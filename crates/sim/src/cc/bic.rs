@@ -1,5 +1,5 @@
 //! BIC-TCP (Xu, Harfoush, Rhee, "Binary Increase Congestion Control for Fast, Long Distance
-//! Networks", INFOCOM 2004) with the constants and rules of Linux `tcp_bic.c` (algorithms.md §4).
+//! Networks", INFOCOM 2004) with the constants and rules of Linux `tcp_bic.c`.
 //!
 //! After a loss BIC searches for the window that caused it, W_max, by bisection: each RTT it
 //! closes a quarter of the gap (Linux `BICTCP_B` = 4), at most `max_increment` packets (S_max:

@@ -8,7 +8,7 @@
 //! (§4.6); fast convergence lowers W_max when a loss comes below it (§4.7). The first slow start
 //! runs HyStart++ (RFC 9406, [`super::hystart`]), as §4.10 recommends.
 //!
-//! Linux's choices, followed here (algorithms.md §5.2, §11.5):
+//! Linux's choices (`net/ipv4/tcp_cubic.c`), followed here:
 //! - growth is credited per packet acknowledged, where §4.4 writes "per ACK";
 //! - the look-ahead is the minimum RTT (`delay_min`), where §4.2 uses the smoothed RTT;
 //! - ssthresh comes from cwnd, not FlightSize (allowed by §4.6 when cwnd only grows while
@@ -304,7 +304,7 @@ mod tests {
 
     #[test]
     fn k_is_the_time_back_to_w_max() {
-        // RFC 9438 §4.2 eq. 2 after a loss from W_max: cbrt(0.3·W_max/0.4) (algorithms.md §5.1).
+        // RFC 9438 §4.2 eq. 2 after a loss from W_max: cbrt(0.3·W_max/0.4).
         let k = |w_max: f64| Epoch::begin(0, 0.7 * w_max, w_max, 0.4).k_s;
         assert!((k(1000.0) - 9.086).abs() < 0.001, "{}", k(1000.0));
         assert!((k(10_000.0) - 19.574).abs() < 0.001, "{}", k(10_000.0));

@@ -1,4 +1,4 @@
-//! FAST TCP (Jin, Wei & Low, INFOCOM 2004; IEEE/ACM ToN 2006), algorithms.md §6.
+//! FAST TCP (Jin, Wei & Low, INFOCOM 2004; IEEE/ACM ToN 2006).
 //!
 //! Periodically, not per ACK, the window moves a fraction γ of the way to the window that
 //! keeps α packets queued:
@@ -25,13 +25,13 @@ use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
 #[serde(deny_unknown_fields, default)]
 pub struct FastParams {
     /// α, the packets each flow keeps queued at equilibrium. Default 200, as in Caltech's
-    /// Gb/s experiments (algorithms.md §6, recalled there, not re-read).
+    /// Gb/s experiments (as recalled from the FAST papers, not re-read).
     pub alpha: f64,
     /// γ in (0, 1], the fraction of the way to the target each update moves. Default 0.5
-    /// (algorithms.md §6).
+    /// (Jin, Wei & Low, INFOCOM 2004).
     pub gamma: f64,
     /// Rounds between window updates. Default 2: update in one RTT, freeze in the next, as the
-    /// Caltech prototype did (algorithms.md §6).
+    /// Caltech prototype did (Jin, Wei & Low, INFOCOM 2004).
     pub update_period_rounds: u32,
 }
 

@@ -4,13 +4,13 @@
 //!
 //! a(w) and b(w) are the closed forms of RFC 3649 §5, computed from the four parameters. Linux
 //! (`tcp_highspeed.c`) looks them up in the 72-row table of RFC 3649 Appendix B instead, which
-//! differs in three small ways (algorithms.md §1.2): its a(w) is a whole number stepped up to the
+//! differs in three small ways: its a(w) is a whole number stepped up to the
 //! next row (a = 2 already just above 38); the table was computed with the rounded response
 //! function `p = 0.078/w^1.2`, which puts its a(w) about 2 % below the closed form; and its b(w)
 //! is truncated to 1/256. Above `High_Window` both hold a and b at their `High_Window` values
 //! (Linux: the last row, a = 72, b = 24/256), where RFC 3649 leaves b(w) undefined.
 //!
-//! a(w) is credited once per ACK, as RFC 3649 §5 writes it and Linux does (algorithms.md §11.1),
+//! a(w) is credited once per ACK, as RFC 3649 §5 writes it and Linux does,
 //! so delayed ACKs halve the increase; `per_ack = false` credits it per packet acknowledged.
 //! Slow start counts packets (Linux `tcp_slow_start`).
 

@@ -1,10 +1,10 @@
 //! H-TCP (Leith & Shorten, PFLDnet 2004; draft-leith-tcp-htcp-06), with the behaviour of
-//! Linux `net/ipv4/tcp_htcp.c` (algorithms.md §3).
+//! Linux `net/ipv4/tcp_htcp.c`.
 //!
 //! The increase α grows with Δ, the time since the last congestion event: 1 packet per RTT for
 //! the first Δ_L = 1 s, then `1 + 10(Δ−Δ_L) + c(Δ−Δ_L)²`. The quadratic coefficient c is 0.25 in
-//! the PFLDnet 2004 paper, Linux and FreeBSD, and 0.5 in the IETF drafts (algorithms.md §3.1,
-//! §11.4); the default is Linux's and `alpha_quadratic` records the choice. Three refinements
+//! the PFLDnet 2004 paper, Linux and FreeBSD, and 0.5 in the IETF drafts (draft-leith-tcp-htcp-06);
+//! the default is Linux's and `alpha_quadratic` records the choice. Three refinements
 //! are switchable, all on by default as in Linux: RTT scaling of α, adaptive backoff
 //! β = RTTmin/RTTmax in [0.5, 0.8], and the bandwidth switch that falls back to β = 0.5 when the
 //! throughput moved by more than 20 % between congestion events. α is multiplied by 2(1−β) so
@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn alpha_is_one_for_a_second_then_grows_quadratically_as_in_linux() {
-        // algorithms.md §3.1: 1 + 10(Δ−1) + 0.25(Δ−1)², β = 0.5 so 2(1−β) = 1.
+        // Linux tcp_htcp.c: 1 + 10(Δ−1) + 0.25(Δ−1)², β = 0.5 so 2(1−β) = 1.
         let mut h = htcp(plain());
         h.on_ack(&ack(0, 100), &path());
         assert_eq!(h.alpha(S / 2), 1.0);

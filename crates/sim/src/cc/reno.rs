@@ -7,7 +7,7 @@
 //!
 //! By default the window grows per packet acknowledged (ABC, at most `abc_limit` per ACK in
 //! slow start, RFC 3465 §2.2), as Linux (`tcp_slow_start`, `tcp_cong_avoid_ai`), ns-3 and every
-//! sender of the Hamilton testbed do (algorithms.md §0.1, §0.5), and as the other stacks here
+//! sender of the Hamilton testbed do (Li's thesis p. 149), and as the other stacks here
 //! count: a baseline that counted differently would skew every comparison with it. Without
 //! ABC (`abc = false`) it grows per ACK, as RFC 5681 writes it: `+1` per ACK in slow start and
 //! `+1/cwnd` per ACK in congestion avoidance, so a delayed-ACK receiver halves the growth

@@ -7,7 +7,7 @@
 //! `min(cwnd, 100)` acknowledged). A congestion event keeps `1 − b` = 7/8 of the window at every
 //! size, as Linux does; Kelly's paper falls back to Reno's halving below its legacy window of 16.
 //! Recovery after a loss takes `ln(1/0.875)/ln(1.01)` = 13.4 RTTs at any window, and the window
-//! is inverse in the loss rate: about `a/(b·p)` = 0.08/p (algorithms.md §2, §10.3; 0.07/p on
+//! is inverse in the loss rate: about `a/(b·p)` = 0.08/p (Kelly, CCR 2003; docs/methodology.md §4; 0.07/p on
 //! average once the round of recovery, which does not grow, is counted).
 
 use serde::{Deserialize, Serialize};
@@ -210,7 +210,7 @@ mod tests {
 
     /// Periodic loss p: growing from 7/8·W back to W takes `b·W/a` = 12.5·W packets, plus the
     /// W of the recovery round, which do not grow the window. One loss per 1/p packets puts
-    /// the peak at W = a/((a + b)·p) = 0.074/p — a/(b·p) = 0.08/p (algorithms.md §10.3) without
+    /// the peak at W = a/((a + b)·p) = 0.074/p — a/(b·p) = 0.08/p (docs/methodology.md §4) without
     /// the recovery round — and the average at `b·W/ln(1/(1 − b))` = 0.936·W: 741 and 694
     /// packets at p = 1e-4.
     #[test]

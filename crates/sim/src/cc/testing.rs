@@ -314,8 +314,8 @@ mod tests {
     }
 
     /// The driver reproduces the periodic-loss model it exists to test against: Reno with one
-    /// ACK per packet averages sqrt(3/(2p)) = 1.22/sqrt(p) (Mathis et al. 1997; algorithms.md
-    /// §10.1) — 122 packets at p = 1e-4.
+    /// ACK per packet averages sqrt(3/(2p)) = 1.22/sqrt(p) (Mathis et al. 1997;
+    /// docs/methodology.md §4) — 122 packets at p = 1e-4.
     #[test]
     fn reno_follows_the_square_root_law() {
         let mut cc = reno();

@@ -1,5 +1,5 @@
 //! TCP Vegas (Brakmo & Peterson, IEEE JSAC 1995) with the behaviour of Linux
-//! `net/ipv4/tcp_vegas.c` (algorithms.md §7).
+//! `net/ipv4/tcp_vegas.c`.
 //!
 //! Once per round Vegas estimates the packets it keeps queued,
 //! `diff = cwnd·(rtt − baseRTT)/baseRTT`, from baseRTT (the smallest RTT ever) and rtt (the

@@ -2,7 +2,8 @@
 loss rate p), its back-off factor β behind a drop-tail queue, and its window's regrowth after
 one loss. None where no model exists: the backend then says "no model" rather than guess.
 
-Sources: algorithms.md §10 (Mathis, RFC 3649, Kelly, RFC 9438) and §1–§5 for the β values.
+Sources: docs/methodology.md §4 (Mathis, RFC 3649, Kelly, RFC 9438); the β values are the
+algorithms' own (RFC 3649, Kelly 2003, Leith & Shorten 2004, RFC 9438).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class Stack:
         if self.name in ("cubic", "bic"):
             return float(self.cc["beta"])
         if self.name == "htcp":
-            # β = RTTmin/RTTmax = BDP/(BDP + Q), clipped to [0.5, 0.8] (algorithms.md §3.2).
+            # β = RTTmin/RTTmax = BDP/(BDP + Q), clipped to [0.5, 0.8] (H-TCP's adaptive back-off,
+            # Leith & Shorten, PFLDnet 2004; Linux tcp_htcp.c).
             adaptive = min(max(bdp_pkts / window, 0.5), 0.8)
             return adaptive if self.cc["beta_adaptive"] else 0.5
         return None

@@ -1,6 +1,6 @@
 //! The two estimates of BBR's path model: the bottleneck bandwidth, a windowed maximum of
 //! delivery-rate samples, and the round-trip propagation time, a minimum that expires
-//! (Cardwell et al., ACM Queue 2016; Linux `tcp_bbr.c`; algorithms.md §8.1).
+//! (Cardwell et al., ACM Queue 2016; Linux `tcp_bbr.c`).
 
 use std::collections::VecDeque;
 

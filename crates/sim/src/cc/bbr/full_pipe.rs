@@ -1,5 +1,5 @@
 //! STARTUP's exit test: the pipe is full once the bandwidth estimate stops growing (Cardwell et
-//! al. 2016; Linux `bbr_check_full_bw_reached`; algorithms.md §8.1).
+//! al. 2016; Linux `bbr_check_full_bw_reached`).
 
 /// Growth per round that still says more bandwidth is available (Linux `bbr_full_bw_thresh`):
 /// STARTUP doubles the rate each round, so a 25 % gain is well below what a free path gives.

@@ -1,5 +1,5 @@
 //! BBR v1 (Cardwell, Cheng, Gunn, Hassas Yeganeh & Jacobson, ACM Queue 2016), with the
-//! behaviour of Linux `net/ipv4/tcp_bbr.c` (algorithms.md §8.1).
+//! behaviour of Linux `net/ipv4/tcp_bbr.c`.
 //!
 //! BBR models the path by two numbers, the bottleneck bandwidth (the largest delivery rate of
 //! the last 10 rounds) and the propagation delay (the smallest RTT of the last 10 s), and sends

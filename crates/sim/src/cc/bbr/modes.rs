@@ -1,5 +1,5 @@
-//! BBR v1's four modes and their gains (Cardwell et al., ACM Queue 2016; Linux `tcp_bbr.c`;
-//! algorithms.md §8.1): STARTUP doubles the sending rate each round until the pipe is full,
+//! BBR v1's four modes and their gains (Cardwell et al., ACM Queue 2016; Linux `tcp_bbr.c`):
+//! STARTUP doubles the sending rate each round until the pipe is full,
 //! DRAIN empties the queue STARTUP built, PROBE_BW cruises at the estimated bandwidth with a
 //! probe up and a drain down once per eight phases, and PROBE_RTT briefly drops to 4 packets
 //! in flight so the propagation delay can be measured again.

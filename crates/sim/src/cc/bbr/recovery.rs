@@ -1,5 +1,5 @@
-//! BBR v1's own loss recovery (Linux `bbr_set_cwnd_to_recover_or_restore`, `bbr_save_cwnd`;
-//! algorithms.md §8.1). v1 does not treat loss as a congestion signal; it only keeps recovery
+//! BBR v1's own loss recovery (Linux `bbr_set_cwnd_to_recover_or_restore`, `bbr_save_cwnd`).
+//! v1 does not treat loss as a congestion signal; it only keeps recovery
 //! from sending more than the network is delivering: packets marked lost come off cwnd at
 //! once, the first round of recovery sends one packet per packet delivered (packet
 //! conservation), later rounds grow back toward the model's target, and the cwnd saved

@@ -1,0 +1,39 @@
+"""The typer app every group of `tcpeval` commands is made with (cli.py, probe/cli.py).
+
+One difference from a plain `typer.Typer`: a flag's help shows no value type. typer 0.29 prints
+`--json <bool>`, which reads as if the flag took a value; a flag takes none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+
+class _FlagsWithoutType:
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_flag", False):
+                param.metavar = ""
+        return params
+
+
+class _Command(_FlagsWithoutType, TyperCommand):
+    pass
+
+
+class _Group(_FlagsWithoutType, TyperGroup):
+    pass
+
+
+class App(typer.Typer):
+    """A typer app whose commands' and own help show flags without a type."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(cls=_Group, **settings)
+
+    def command(self, *args: Any, **settings: Any) -> Any:
+        return super().command(*args, cls=_Command, **settings)

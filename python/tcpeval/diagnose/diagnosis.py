@@ -1,0 +1,57 @@
+"""One diagnosis: every measurement against a target, the evidence gathered from them, the
+verdict, and the files written (summary.json, diagnosis.html, each TCP test's result)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tcpeval.diagnose.evidence import Evidence, gather
+from tcpeval.diagnose.measure import Target, measure
+from tcpeval.diagnose.page import render
+from tcpeval.diagnose.predict import stack_goodputs
+from tcpeval.diagnose.verdict import Verdict, decide
+
+
+class Diagnosis(BaseModel):
+    host: str
+    verdict: Verdict
+    evidence: Evidence
+    # Simulated goodput per stack on the measured path (loss-limited paths only).
+    predictions: dict[str, float]
+    step_seconds: dict[str, float]
+    wall_seconds: float
+
+
+def diagnose(
+    target: Target, out: Path, duration_s: float = 20.0, streams: int = 4, path: Path | None = None
+) -> Diagnosis:
+    """Runs every measurement against `target`; writes `out/summary.json`,
+    `out/diagnosis.html` and each TCP test's result directory."""
+    started = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    runs = measure(target, duration_s, streams, path, out)
+    evidence = gather(runs)
+    verdict = decide(evidence)
+    predictions: dict[str, float] = {}
+    if verdict.limit == "path_loss":
+        single = evidence.single
+        capacity = evidence.path.capacity_bps
+        predictions = stack_goodputs(capacity, single.min_rtt_ms, single.loss_rate)
+        verdict = decide(evidence, predictions)
+    runs.single.save(out / "tcp-1-stream")
+    runs.multi.save(out / f"tcp-{streams}-streams")
+    diagnosis = Diagnosis(
+        host=target.server,
+        verdict=verdict,
+        evidence=evidence,
+        predictions=predictions,
+        step_seconds=runs.step_seconds,
+        wall_seconds=time.monotonic() - started,
+    )
+    (out / "summary.json").write_text(json.dumps(diagnosis.model_dump(), indent=2))
+    (out / "diagnosis.html").write_text(render(target.server, verdict, evidence, runs))
+    return diagnosis
