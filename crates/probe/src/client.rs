@@ -407,9 +407,9 @@ pub(crate) fn build_report(
             local.history.samples.clone(),
             local.history.missed_ticks,
         ),
-        _ => (
+        (peer, false) => (
             local.history.samples.clone(),
-            Vec::new(),
+            peer.as_ref().map(|p| p.samples.clone()).unwrap_or_default(),
             local.history.missed_ticks,
         ),
     };

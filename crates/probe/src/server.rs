@@ -207,6 +207,14 @@ fn authenticate(control: &mut TcpStream, secret: &Secret, limits: &Limits) -> Re
     }))
 }
 
+/// The TCP_INFO samples a test's history would hold at its longest.
+fn planned_samples(request: &TcpRequest, limits: &Limits) -> u64 {
+    let planned_ns = request
+        .duration_ns
+        .unwrap_or(limits.max_duration.as_nanos() as u64);
+    u64::from(request.streams) * (planned_ns / request.sample_interval_ns.max(1))
+}
+
 pub fn validate_tcp(request: &TcpRequest, limits: &Limits) -> std::result::Result<(), Refusal> {
     if request.streams == 0 || request.streams > limits.max_streams {
         return Err(Refusal::new(
@@ -248,8 +256,7 @@ pub fn validate_tcp(request: &TcpRequest, limits: &Limits) -> std::result::Resul
             "must be at least 1 ms",
         ));
     }
-    let planned_ns = request.duration_ns.unwrap_or(max_ns);
-    let samples = u64::from(request.streams) * (planned_ns / request.sample_interval_ns.max(1));
+    let samples = planned_samples(request, limits);
     if request.reverse && samples > limits.max_samples {
         return Err(Refusal::new(
             "sample_interval_ns",
@@ -478,7 +485,11 @@ fn run_tcp_streams(
 ) -> StreamsRun {
     let stop = &AtomicBool::new(false);
     let counters: Vec<Counters> = joined.iter().map(|_| Counters::default()).collect();
-    let sampler = request.reverse.then(|| {
+    // The sender's history is the test's; the receiver's is kept too (its advertised window,
+    // its receive-buffer autotuning) when it fits the server's bound, refused otherwise only
+    // for the sender (validate_tcp).
+    let keep_history = request.reverse || planned_samples(request, limits) <= limits.max_samples;
+    let sampler = keep_history.then(|| {
         let clones = joined
             .iter()
             .enumerate()

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tcpeval.probe.driver import ProbeError, run_disk, run_tcp, run_udp
+import pandas as pd
+
+from tcpeval.probe.driver import ProbeError, receiver_flows, run_disk, run_tcp, run_udp
 from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
 from tcpeval.result import Result
 
@@ -53,6 +55,8 @@ class Runs:
     loss_train: dict[str, Any]
     single: Result
     multi: Result
+    # The receiving end's TCP_INFO history of the single-stream test (the server's).
+    single_receiver: pd.DataFrame
     # The near end's disk (the sender's: its read rate counts) and the far end's (its
     # write rate), when measured; a server without --root has none.
     disk: dict[str, Any] | None = None
@@ -69,9 +73,10 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     spacing_ns, count = _loss_train_shape(capacity_bps)
     loss = timer.step("udp loss", lambda: _train(target, spacing_ns, count, out))
     tcp_s = max(MIN_TCP_S, duration_s * TCP_SHARE)
-    single = timer.step("tcp 1 stream", lambda: _tcp(target, 1, tcp_s))
-    multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s))
-    runs = Runs(capacity, loss, single, multi)
+    single = timer.step("tcp 1 stream", lambda: _tcp(target, 1, tcp_s, out))
+    multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s, out))
+    receiver = receiver_flows(_raw_dir(out, 1))
+    runs = Runs(capacity, loss, single, multi, receiver)
     if path is not None:
         size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
         runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
@@ -109,17 +114,24 @@ def _loss_train_shape(capacity_bps: float) -> tuple[int, int]:
     return spacing_ns, min(high, max(low, int(1e9 / spacing_ns)))
 
 
-def _tcp(target: Target, streams: int, seconds: float) -> Result:
+def _tcp(target: Target, streams: int, seconds: float, out: Path) -> Result:
     settings = TcpSettings(
         server=target.server,
         secret_file=target.secret_file,
         streams=streams,
         duration=f"{int(seconds * 1000)}ms",
     )
-    result = run_tcp(settings, name=f"diagnose-{streams}-streams", wrapper=target.wrapper)
+    name = f"diagnose-{streams}-streams"
+    raw = _raw_dir(out, streams)
+    result = run_tcp(settings, name=name, wrapper=target.wrapper, keep_raw=raw)
     if result.summary["backend"]["details"]["interrupted"]:
         raise KeyboardInterrupt
     return result
+
+
+def _raw_dir(out: Path, streams: int) -> Path:
+    """The probe's own output of a TCP test: both ends' histories as CSV."""
+    return out / f"raw-tcp-{streams}"
 
 
 def _goodput_bps(result: Result) -> float:

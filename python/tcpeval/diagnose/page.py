@@ -24,7 +24,8 @@ def render(host: str, verdict: Verdict, evidence: Evidence, runs: Runs) -> str:
         "throughput against time, with Mathis at the measured loss and RTT": throughput(
             runs, evidence
         ),
-        "one stream's cwnd and the window its receiver advertised": windows(runs),
+        "one stream's cwnd and the window its receiver advertised, as the sender saw it and "
+        "as the receiver's own TCP_INFO says": windows(runs),
         "share of each sample interval the sender was held by the receiver's window and by "
         "its send buffer (one stream)": limited_shares(runs),
         "CPU: each end's busiest thread and its cgroup throttling (the faster test)": cpu(runs),
@@ -78,7 +79,13 @@ def windows(runs: Runs) -> Figure:
     figure, axes = _axes("time (s)", "bytes (MiB)")
     flows = runs.single.flows
     axes.plot(flows["t_s"], flows["cwnd_pkts"] * flows["snd_mss_bytes"] / 2**20, label="cwnd")
-    axes.plot(flows["t_s"], flows["snd_wnd_bytes"] / 2**20, label="advertised window")
+    axes.plot(flows["t_s"], flows["snd_wnd_bytes"] / 2**20, label="advertised window (sender)")
+    receiver = runs.single_receiver
+    if len(receiver):
+        # The receiver's own view: the window it offers and the buffer autotuning grew.
+        axes.plot(
+            receiver["t_s"], receiver["rcv_wnd_bytes"] / 2**20, ":", label="window (receiver)"
+        )
     axes.legend(loc="upper right", fontsize="small")
     return figure
 

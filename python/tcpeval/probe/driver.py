@@ -79,14 +79,29 @@ def _run(subcommand: str, arguments: list[str], raw: Path, wrapper: Sequence[str
     return time.monotonic() - started
 
 
-def run_tcp(settings: TcpSettings, name: str | None = None, wrapper: Sequence[str] = ()) -> Result:
-    """Runs a memory-to-memory TCP test and returns its result."""
+def run_tcp(
+    settings: TcpSettings,
+    name: str | None = None,
+    wrapper: Sequence[str] = (),
+    keep_raw: Path | None = None,
+) -> Result:
+    """Runs a memory-to-memory TCP test and returns its result; `keep_raw` keeps the binary's
+    own output (both ends' TCP_INFO histories as CSV, its run report) in that directory."""
     raw = Path(tempfile.mkdtemp(prefix="tcpeval-probe-"))
     try:
         wall_seconds = _run("tcp", settings.arguments(), raw, wrapper)
+        if keep_raw is not None:
+            shutil.copytree(raw, keep_raw, dirs_exist_ok=True)
         return result_from_raw(raw, settings, wall_seconds, name)
     finally:
         shutil.rmtree(raw, ignore_errors=True)
+
+
+def receiver_flows(raw: Path) -> pd.DataFrame:
+    """The receiving end's TCP_INFO history from a kept raw directory, as flow rows (empty
+    when the server did not keep one)."""
+    samples = _read_samples(raw / "receiver_samples.csv")
+    return flows_frame(samples) if len(samples) else pd.DataFrame(columns=list(FLOW_COLUMNS))
 
 
 def run_udp(settings: UdpSettings, out: Path, wrapper: Sequence[str] = ()) -> dict[str, Any]:
