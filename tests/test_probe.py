@@ -25,6 +25,7 @@ from tcpeval.probe import (
     run_tcp,
     run_udp,
 )
+from tcpeval.probe.driver import receiver_flows
 from tcpeval.probe.netns import Hosts, Lab, lab, secret_file
 from tcpeval.report.plots import write_plots
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, load
@@ -134,6 +135,26 @@ def test_eight_streams_share_the_bottleneck(routed) -> None:
     total = sum(f["goodput_mbps"] for f in flows)
     assert abs(total - expected) <= TOLERANCE * expected, (total, expected)
     assert 0 < result.summary["jain_index"] <= 1
+
+
+def test_a_forward_test_keeps_the_receivers_history_and_both_ends_cpus(
+    routed, tmp_path: Path
+) -> None:
+    _, hosts, server, secret = routed
+    settings = TcpSettings(server=server, secret_file=str(secret), duration="3s", streams=2)
+    result = run_tcp(settings, wrapper=exec_in(hosts.client_ns), keep_raw=tmp_path / "raw")
+    receiver = receiver_flows(tmp_path / "raw")
+    expected = result.summary["backend"]["details"]["expected_samples_per_stream"]
+    assert receiver.groupby("flow").size().min() >= 0.9 * expected
+    # The receiver offers a window and sends ACKs; it acknowledges no data of its own.
+    assert (receiver["rcv_wnd_bytes"] > 0).all()
+    assert receiver.groupby("flow")["segs_out"].last().min() > 0
+    assert (receiver["delivered_bytes"] == 0).all()
+    cpu = result.summary["backend"]["details"]["cpu"]
+    for end in ("client", "server"):
+        intervals = cpu[end]["intervals"]
+        assert len(intervals) >= 8, end  # 3 s at one per 250 ms
+        assert all(0 <= i["busiest_thread"] <= 1 for i in intervals)
 
 
 def test_reverse_runs_the_server_as_sender(routed) -> None:
