@@ -18,8 +18,10 @@ def _every_simulation_conserves_packets() -> Iterator[None]:
     """
     run = sim._core.simulate
 
-    def simulate_and_check(resolved_json: str) -> tuple[str, dict, dict, bytes | None]:
-        summary_json, flows, links, pcap = run(resolved_json)
+    def simulate_and_check(
+        resolved_json: str, progress: object = None
+    ) -> tuple[str, dict, dict, bytes | None]:
+        summary_json, flows, links, pcap = run(resolved_json, progress)
         assert_packets_conserved(json.loads(summary_json)["sim"])
         return summary_json, flows, links, pcap
 

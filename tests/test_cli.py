@@ -43,6 +43,7 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
         "flows.parquet",
         "links.parquet",
         "summary.json",
+        "tcpeval.json",
     ]
     assert tuple(pd.read_parquet(out / "flows.parquet").columns) == (*FLOW_COLUMNS, "cc")
     assert tuple(pd.read_parquet(out / "links.parquet").columns) == LINK_COLUMNS
@@ -194,6 +195,7 @@ def test_demo_runs_examples_and_sets_recovery_beside_the_model(tmp_path: Path) -
         "cwnd.png",
         "goodput.png",
         "queue.png",
+        "tcpeval.json",
     }
     # W = 20 Mb/s × 20 ms / (8 × 1500 B) = 33 packets → (W/2)·RTT = 0.33 s
     assert "(W/2)·RTT" in run.stdout

@@ -253,7 +253,7 @@ def test_core_errors_name_the_table_the_entry_came_from(
     key: str,
     field: str,
 ) -> None:
-    def reject(resolved_json: str) -> None:
+    def reject(resolved_json: str, progress: object = None) -> None:
         raise sim._core.ScenarioRejected(*entry, key, "42", "is wrong")
 
     monkeypatch.setattr(sim._core, "simulate", reject)

@@ -79,6 +79,7 @@ def test_run_directory_holds_the_result_and_a_summary_table(swept: Path) -> None
         "summary.parquet",
         "flows.parquet",
         "links.parquet",
+        "tcpeval.json",
     }
     table = pd.read_parquet(run / "summary.parquet")
     summary = json.loads((run / "summary.json").read_text())

@@ -8,6 +8,7 @@ runs, so that `tcpeval --help` starts without pandas, DuckDB or matplotlib.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -23,7 +24,7 @@ from tcpeval.probe.cli import probe_app
 from tcpeval.suite_files import suite_names
 
 if TYPE_CHECKING:
-    from tcpeval.backends.protocol import BackendError
+    from tcpeval.backends.protocol import Backend, BackendError
     from tcpeval.result import Result
 
 USAGE_ERROR = 2
@@ -76,6 +77,15 @@ Plots = Annotated[bool, typer.Option(help="Write cwnd, goodput and queue PNGs.")
 BackendName = Annotated[
     str, typer.Option("--backend", help="Where the scenario runs: see `tcpeval backends`.")
 ]
+MaxMemory = Annotated[
+    str | None,
+    typer.Option(
+        "--max-memory",
+        metavar="SIZE",
+        help="Refuse a simulation estimated to need more, e.g. 4GB. Default: half this "
+        "machine's memory.",
+    ),
+]
 
 
 def _show_version(shown: bool) -> None:
@@ -107,9 +117,12 @@ def run(
     measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
+    max_memory: MaxMemory = None,
 ) -> None:
     """Run SCENARIO on --backend; write summary.json, flows.parquet and links.parquet to --out."""
-    _run_and_show(scenario, out, backend, _with_window(overrides, measure), as_json, plots)
+    _run_and_show(
+        scenario, out, backend, _with_window(overrides, measure), as_json, plots, max_memory
+    )
 
 
 @app.command()
@@ -120,9 +133,12 @@ def sim(
     measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
+    max_memory: MaxMemory = None,
 ) -> None:
     """Simulate SCENARIO: the short form of `tcpeval run SCENARIO --backend sim`."""
-    _run_and_show(scenario, out, "sim", _with_window(overrides, measure), as_json, plots)
+    _run_and_show(
+        scenario, out, "sim", _with_window(overrides, measure), as_json, plots, max_memory
+    )
 
 
 def _with_window(overrides: list[str] | None, measure: str | None) -> list[str]:
@@ -131,7 +147,13 @@ def _with_window(overrides: list[str] | None, measure: str | None) -> list[str]:
 
 
 def _run_and_show(
-    scenario: Path, out: Path, backend: str, overrides: list[str], as_json: bool, plots: bool
+    scenario: Path,
+    out: Path,
+    backend: str,
+    overrides: list[str],
+    as_json: bool,
+    plots: bool,
+    max_memory: str | None,
 ) -> None:
     from tcpeval import backends
     from tcpeval.backends.protocol import BackendError
@@ -140,19 +162,41 @@ def _run_and_show(
     from tcpeval.scenario import ScenarioError, load_scenario
 
     try:
-        result = backends.run(load_scenario(scenario, overrides), backend)
+        chosen = _with_budget(backends.get(backend), max_memory)
+        result = backends.run(load_scenario(scenario, overrides), chosen)
         result.save(out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
     except BackendError as error:
         _failed(backend, error)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: nothing written to {out}", err=True)
+        raise typer.Exit(INTERRUPTED) from None
+    except MemoryError:
+        _failed(backend, BackendError(f"out of memory; nothing written to {out} (--max-memory)"))
     if plots:
-        write_plots(result, out)
+        try:
+            write_plots(result, out)
+        except MemoryError:
+            _failed(backend, BackendError(f"out of memory while plotting; {out} is complete"))
     if as_json:
         typer.echo(json.dumps(result.summary, indent=2, sort_keys=True))
         return
     console.print(*summary_tables(result.summary, title=result.summary["scenario"]["name"]))
     console.print(f"result: {out}/")
+
+
+def _with_budget(backend: Backend, max_memory: str | None) -> Backend:
+    """The backend with the memory budget asked for and a progress bar, if it takes them."""
+    from tcpeval import backends
+    from tcpeval.scenario import ScenarioError
+    from tcpeval.units import parse_size
+
+    try:
+        budget = None if max_memory is None else parse_size(max_memory).bytes
+    except ValueError as error:
+        raise ScenarioError("--max-memory", max_memory, str(error)) from None
+    return backends.interactive(backend, max_memory_bytes=budget)
 
 
 @app.command("backends")
@@ -265,8 +309,9 @@ def sweep(
         _fail(error)
     except KeyboardInterrupt:
         _interrupted(out)
+    repaired = f" ({report.damaged} found damaged, run again)" if report.damaged else ""
     console.print(
-        f"{report.total} runs: {report.done} done, {report.skipped} already there, "
+        f"{report.total} runs: {report.done} done{repaired}, {report.skipped} already there, "
         f"{report.failed} failed in {report.wall_seconds:.1f} s → {out}/"
     )
     if report.failed:
@@ -355,11 +400,17 @@ def report(
     from tcpeval.report.dataset import ReportError
     from tcpeval.report.html import write_report
     from tcpeval.report.tables import verdicts_table
+    from tcpeval.store import DamagedRuns
 
     try:
-        written = write_report(directory, baseline)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DamagedRuns)
+            written = write_report(directory, baseline)
     except ReportError as error:
         _fail(error)
+    damaged = (str(w.message) for w in caught if issubclass(w.category, DamagedRuns))
+    for message in dict.fromkeys(damaged):
+        typer.echo(f"warning: {message}", err=True)
     if written.verdicts:
         _wide().print(verdicts_table(written.verdicts))
     typer.echo(str(written.path))

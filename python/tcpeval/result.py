@@ -1,9 +1,10 @@
 """A result: the summary and time series every backend returns, saved as JSON and Parquet.
 
-Layout of a result directory (layout.py): `summary.json`, `flows.parquet` (one row per flow per
-sample), `links.parquet` (one row per link direction per sample) and, when the scenario
-captured a link, `capture.pcap`. The summary satisfies `summary.Summary`, checked whenever a
-Result is made or loaded, so every consumer may rely on it whichever backend ran.
+Layout of a result directory (layout.py): `summary.json`, `flows.parquet` (one row per active flow
+per sample), `links.parquet` (one row per link direction per sample), when the scenario captured a
+link `capture.pcap`, and the manifest `tcpeval.json` that marks it as tcpeval's. The summary
+satisfies `summary.Summary`, checked whenever a Result is made or loaded, so every consumer may
+rely on it whichever backend ran.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from tcpeval import _core
 from tcpeval.layout import (
     FLOWS_FILE,
     LINKS_FILE,
+    MANIFEST_FILE,
     PCAP_FILE,
-    RESULT_FILES,
     SUMMARY_FILE,
+    damage,
     publish_directory,
+    read_manifest,
 )
 from tcpeval.summary import Summary
 
@@ -58,14 +61,15 @@ class Result:
         return str(self.summary["backend"]["name"])
 
     def save(self, directory: str | Path) -> Path:
-        """Write into `directory`, replacing an earlier result there (never anything else).
+        """Write into `directory`, replacing an earlier result there (never anything else: only
+        a directory with tcpeval's manifest, or an empty one).
 
-        The files are written into a fresh directory beside the target which is then renamed
+        The files are written into a fresh directory beside the target which is then swapped
         into place, so a killed run leaves the old result or the new one, never half of one.
         """
         target = Path(directory)
         _refuse_foreign(target)
-        publish_directory(target, self.write_into)
+        publish_directory(target, self.write_into, kind=RESULT_KIND)
         return target
 
     def write_into(self, directory: Path) -> None:
@@ -78,24 +82,42 @@ class Result:
             (directory / PCAP_FILE).write_bytes(self.pcap)
 
 
+RESULT_KIND = "result"
+
+
+class DamagedResult(ValueError):
+    """A result directory whose files are not as they were written; the text names it."""
+
+
 def load(directory: str | Path) -> Result:
-    """Read a result directory written by `Result.save`."""
+    """Read a result directory written by `Result.save`; raises DamagedResult naming the
+    directory and the file when one is missing, truncated or altered."""
     source = Path(directory)
+    problem = damage(source) if (source / MANIFEST_FILE).exists() else None
+    if problem is not None:
+        raise DamagedResult(f"{source}: {problem}")
     pcap = source / PCAP_FILE
-    return Result(
-        summary=json.loads((source / SUMMARY_FILE).read_text()),
-        flows=pd.read_parquet(source / FLOWS_FILE),
-        links=pd.read_parquet(source / LINKS_FILE),
-        pcap=pcap.read_bytes() if pcap.exists() else None,
-    )
+    try:
+        return Result(
+            summary=json.loads((source / SUMMARY_FILE).read_text()),
+            flows=pd.read_parquet(source / FLOWS_FILE),
+            links=pd.read_parquet(source / LINKS_FILE),
+            pcap=pcap.read_bytes() if pcap.exists() else None,
+        )
+    except (OSError, ValueError) as error:  # a result saved before manifests, damaged since
+        raise DamagedResult(f"{source}: cannot be read: {' '.join(str(error).split())}") from None
 
 
 def _refuse_foreign(target: Path) -> None:
-    """Only an earlier result (its files and plots) may be replaced, never anything else."""
+    """Only an earlier result (tcpeval's manifest says so) or an empty directory may be
+    replaced: `--out ~/photos` must never delete anything."""
     if not target.exists():
         return
-    ours = target.is_dir() and all(
-        entry.name in RESULT_FILES or entry.suffix == ".png" for entry in target.iterdir()
-    )
-    if not ours:
-        raise FileExistsError(f"'{target}' exists and is not a tcpeval result; not replacing it")
+    if target.is_dir() and not any(target.iterdir()):
+        return
+    manifest = read_manifest(target) if target.is_dir() else None
+    if manifest is None or manifest.get("tcpeval") != RESULT_KIND:
+        raise FileExistsError(
+            f"--out: '{target}' exists and is not a tcpeval result (it has no {MANIFEST_FILE}); "
+            "not replacing it: choose another directory"
+        )

@@ -1,8 +1,10 @@
-"""The catalogue of a sweep directory: every run's `summary.parquet`, queried with DuckDB and
-joined with the runs' parameters (their axis values, repeat and seed).
+"""The catalogue of a sweep directory: every run's `summary.parquet`, queried with DuckDB and joined
+with the runs' parameters (their axis values, repeat and seed).
 
-In a query, `summaries` is all runs' summary rows, `params` one row per run (failed ones too)
-and `runs` the two joined: what `load` returns. Axis columns are named by their path and hold
+In a query, `summaries` is all runs' summary rows, `params` one row per run (failed ones too) and
+`runs` the two joined: what `load` returns. Only whole runs count: a run directory whose manifest
+does not check out (a file truncated or deleted since) is left out, and `load` warns (DamagedRuns)
+naming it, so one damaged run never costs the rest. Axis columns are named by their path and hold
 the values as written; an axis of rates, times, sizes or buffers also gets a numeric companion
 `<path>:value` in base units (bit/s, ns, bytes; packets, bytes or percent of the BDP).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ from tcpeval.layout import (
     SUITE_FILE,
     SUMMARY_FILE,
     SUMMARY_TABLE,
+    damage,
 )
 from tcpeval.sweep.tomlwriter import value_text
 from tcpeval.units import parse_buffer, parse_duration, parse_rate, parse_size
@@ -40,6 +44,10 @@ _IN_BASE_UNITS: tuple[Callable[[str], float], ...] = (
 )
 
 
+class DamagedRuns(UserWarning):
+    """Runs of a sweep left out because their files are not as written; the text names them."""
+
+
 def load(directory: str | Path) -> pd.DataFrame | result.Result:
     """A sweep directory (one with grid.toml) as one tidy DataFrame, one row per flow per
     successful run; a suite directory (suite.toml) as the same for every test that has run,
@@ -47,6 +55,7 @@ def load(directory: str | Path) -> pd.DataFrame | result.Result:
     as the single Result saved there."""
     path = Path(directory)
     if is_sweep(path):
+        _warn_of_damage(path)
         return query(path, "select * from runs order by all")  # run_id, then flow id
     if (path / SUITE_FILE).is_file():
         return _load_suite(path)
@@ -77,11 +86,35 @@ def _load_suite(path: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def damaged_runs(directory: str | Path) -> dict[str, str]:
+    """The run directories of a sweep that are not whole: run_id → what is wrong."""
+    runs = sorted(Path(directory).glob(f"{RUNS_DIR}/*/"))
+    found = {run.name: damage(run) for run in runs}
+    return {run_id: problem for run_id, problem in found.items() if problem is not None}
+
+
+def _intact(directory: Path, name: str) -> list[Path]:
+    """File `name` of every whole run of the sweep."""
+    damaged = damaged_runs(directory)
+    files = sorted(directory.glob(f"{RUNS_DIR}/*/{name}"))
+    return [path for path in files if path.parent.name not in damaged]
+
+
+def _warn_of_damage(directory: Path) -> None:
+    damaged = damaged_runs(directory)
+    if damaged:
+        run_id, problem = next(iter(damaged.items()))
+        more = f" and {len(damaged) - 1} more" if len(damaged) > 1 else ""
+        message = (
+            f"{directory}: {len(damaged)} damaged run(s) left out (run {run_id}: {problem}{more}); "
+            "running the sweep again redoes them"
+        )
+        warnings.warn(message, DamagedRuns, stacklevel=3)
+
+
 def load_errors(directory: str | Path) -> pd.DataFrame:
     """The failed runs of a sweep: their parameters and the one-line `error`."""
-    errors = [
-        json.loads(path.read_text()) for path in Path(directory).glob(f"{RUNS_DIR}/*/{ERROR_FILE}")
-    ]
+    errors = [json.loads(path.read_text()) for path in _intact(Path(directory), ERROR_FILE)]
     frame = pd.DataFrame(errors, columns=["run_id", "error"])
     return params(directory).merge(frame, on="run_id").sort_values("run_id", ignore_index=True)
 
@@ -102,9 +135,7 @@ def is_sweep(directory: str | Path) -> bool:
 def params(directory: str | Path) -> pd.DataFrame:
     """One row per run: `run_id`, `repeat`, `seed`, then each axis (in the grid's order) and
     its numeric companion."""
-    rows = [
-        json.loads(path.read_text()) for path in Path(directory).glob(f"{RUNS_DIR}/*/{PARAMS_FILE}")
-    ]
+    rows = [json.loads(path.read_text()) for path in _intact(Path(directory), PARAMS_FILE)]
     frame = pd.DataFrame(
         {
             "run_id": pd.Series([row["run_id"] for row in rows], dtype=object),
@@ -122,11 +153,11 @@ def params(directory: str | Path) -> pd.DataFrame:
 
 
 def _summaries_sql(directory: Path) -> str:
-    pattern = directory / RUNS_DIR / "*" / SUMMARY_TABLE
-    if next(directory.glob(f"{RUNS_DIR}/*/{SUMMARY_TABLE}"), None) is None:
+    files = _intact(directory, SUMMARY_TABLE)
+    if not files:
         return "select null::varchar as run_id where false"  # no run has finished yet
-    literal = "'" + str(pattern).replace("'", "''") + "'"
-    return f"select * from read_parquet({literal}, union_by_name=true, hive_partitioning=false)"
+    literals = ", ".join("'" + str(path).replace("'", "''") + "'" for path in files)
+    return f"select * from read_parquet([{literals}], union_by_name=true, hive_partitioning=false)"
 
 
 def _axis_order(directory: Path, rows: list[dict[str, Any]]) -> list[str]:

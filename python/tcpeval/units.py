@@ -4,6 +4,10 @@ Each parser returns the text as given next to its value in base units (bits per 
 nanoseconds, bytes, packets), so messages and saved results can quote the user while the core
 gets exact integers. Parsers raise ValueError with a reason meant to follow the quoted value,
 as in "'42' is missing a unit (e.g. 42ms)". A bare number is never guessed to be in some unit.
+
+Every quantity has a range (`MAX_*` below), checked on the number as written before it is
+converted, so no value can overflow the core's integers or make a derived quantity infinite,
+and a short string with a huge exponent ("1e999999us") costs no time to refuse.
 """
 
 from __future__ import annotations
@@ -50,7 +54,21 @@ SIZE_UNITS = {
 PACKET_UNITS = ("pkt", "pkts")
 BDP_UNIT = "%bdp"
 
-_NUMBER_AND_UNIT = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(\S*)\s*")
+# Ranges, in base units: far beyond any path worth simulating, far below the core's u64 limits
+# (times add up: start + duration + delays stay below 2^64 ns, about 584 years).
+MAX_RATE_BPS = 10**15  # 1 Pb/s
+MAX_TIME_NS = 10**6 * 10**9  # 1,000,000 s, about 11.6 days
+MAX_SIZE_BYTES = 10**15  # 1 PB
+MAX_PACKETS = 10**9
+MAX_BDP_PERCENT = 10**6
+# Decimal exponents beyond this are refused before any arithmetic: converting "1e999990" to
+# an integer takes minutes.
+_MAX_EXPONENT = 30
+
+# ASCII digits only: `\d` would also take "１０" (fullwidth) or "١٠" (Arabic-Indic) as ten.
+_NUMBER_AND_UNIT = re.compile(
+    r"\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*(\S*)\s*", re.ASCII
+)
 
 
 @dataclass(frozen=True)
@@ -90,21 +108,27 @@ def parse_rate(value: object) -> Rate:
     bps = round(number * _unit_factor(unit, RATE_UNITS, "rate"))
     if bps <= 0:
         raise ValueError("must be a positive rate")
+    _at_most(bps, MAX_RATE_BPS, "1000Tbps")
     return Rate(str(value), bps)
 
 
 def parse_duration(value: object) -> Duration:
     """A time, possibly negative: callers decide which signs make sense for their field."""
     number, unit = _number_and_unit(value, example_unit="ms")
-    return Duration(str(value), round(number * _unit_factor(unit, TIME_UNITS, "time")))
+    ns = round(number * _unit_factor(unit, TIME_UNITS, "time"))
+    _at_most(abs(ns), MAX_TIME_NS, "1000000s")
+    return Duration(str(value), ns)
 
 
 def parse_size(value: object) -> Size:
     """A size in bytes; a bare integer counts bytes (sizes have no other natural unit)."""
     if isinstance(value, int) and not isinstance(value, bool):
+        _at_most(abs(value), MAX_SIZE_BYTES, "1PB")
         return Size(value, value)
     number, unit = _number_and_unit(value, example_unit="B")
-    return Size(str(value), round(number * _unit_factor(unit, SIZE_UNITS, "size")))
+    size = round(number * _unit_factor(unit, SIZE_UNITS, "size"))
+    _at_most(abs(size), MAX_SIZE_BYTES, "1PB")
+    return Size(str(value), size)
 
 
 def parse_buffer(value: object) -> Buffer:
@@ -113,10 +137,12 @@ def parse_buffer(value: object) -> Buffer:
     if unit in PACKET_UNITS:
         if number != number.to_integral_value() or number < 1:
             raise ValueError("must be a whole number of packets, at least 1")
+        _at_most(int(number), MAX_PACKETS, f"{MAX_PACKETS}pkt")
         return Buffer(str(value), pkts=int(number))
     if unit == BDP_UNIT:
         if number <= 0:
             raise ValueError("must be a positive percentage of the BDP")
+        _at_most(number, MAX_BDP_PERCENT, f"{MAX_BDP_PERCENT}%bdp")
         return Buffer(str(value), bdp_percent=float(number))
     if unit not in SIZE_UNITS:
         sizes = ", ".join(SIZE_UNITS)
@@ -124,6 +150,7 @@ def parse_buffer(value: object) -> Buffer:
     size = round(number * SIZE_UNITS[unit])
     if size <= 0:
         raise ValueError("must be a positive size")
+    _at_most(size, MAX_SIZE_BYTES, "1PB")
     return Buffer(str(value), bytes=size)
 
 
@@ -138,7 +165,15 @@ def _number_and_unit(value: object, example_unit: str) -> tuple[Decimal, str]:
     number, unit = match.groups()
     if not unit:
         raise ValueError(f"is missing a unit (e.g. {number}{example_unit})")
-    return Decimal(number), unit
+    decimal = Decimal(number)
+    if decimal and abs(decimal.adjusted()) > _MAX_EXPONENT:
+        raise ValueError("is out of range (a number between 1e-30 and 1e30 with a unit)")
+    return decimal, unit
+
+
+def _at_most(amount: int | Decimal, limit: int, limit_given: str) -> None:
+    if amount > limit:
+        raise ValueError(f"is out of range (at most {limit_given})")
 
 
 def _unit_factor(unit: str, units: dict[str, int], kind: str) -> int:

@@ -3,12 +3,12 @@
 
 use numpy::IntoPyArray;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use tcpeval_sim::record::{Column, FLOW_COLUMNS, LINK_COLUMNS};
-use tcpeval_sim::ScenarioError;
+use tcpeval_sim::{RunError, ScenarioError};
 
 create_exception!(
     _core,
@@ -26,15 +26,53 @@ type Simulated<'py> = (
     Option<Bound<'py, PyBytes>>,
 );
 
+/// How far a run got, read from another thread while it goes; `stop()` ends it early.
+#[pyclass(frozen)]
+#[derive(Default)]
+struct Progress(tcpeval_sim::Progress);
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Simulated time reached, ns.
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.0.now_ns()
+    }
+
+    /// Events handled so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.0.events()
+    }
+
+    /// Ask the run to stop; it then raises KeyboardInterrupt.
+    fn stop(&self) {
+        self.0.stop();
+    }
+}
+
 /// Run one resolved scenario. Returns `(summary_json, flows, links, pcap)`, `pcap` being the
-/// bytes of a pcap file or `None`; raises `ScenarioRejected` for a scenario the core rejects.
+/// bytes of a pcap file or `None`; raises `ScenarioRejected` for a scenario the core rejects,
+/// MemoryError when its time series outgrow memory, KeyboardInterrupt when `progress` was
+/// stopped.
 #[pyfunction]
-fn simulate<'py>(py: Python<'py>, resolved_json: &str) -> PyResult<Simulated<'py>> {
+#[pyo3(signature = (resolved_json, progress=None))]
+fn simulate<'py>(
+    py: Python<'py>,
+    resolved_json: &str,
+    progress: Option<Py<Progress>>,
+) -> PyResult<Simulated<'py>> {
     let json = resolved_json.to_owned();
+    let progress = progress.unwrap_or_else(|| Py::new(py, Progress::default()).expect("new"));
     // The run needs no Python objects: let other Python threads go on meanwhile.
     let out = py
-        .detach(move || tcpeval_sim::run_json(&json))
-        .map_err(rejected)?;
+        .detach(|| tcpeval_sim::run_json(&json, &progress.get().0))
+        .map_err(failed)?;
     let summary = out.summary_json();
     let flows = columns(py, out.flows.into_named())?;
     let links = columns(py, out.links.into_named())?;
@@ -47,6 +85,14 @@ fn simulate<'py>(py: Python<'py>, resolved_json: &str) -> PyResult<Simulated<'py
 #[pyfunction]
 fn cc_algorithms() -> String {
     tcpeval_sim::cc::registry::describe().to_string()
+}
+
+fn failed(error: RunError) -> PyErr {
+    match error {
+        RunError::Scenario(error) => rejected(error),
+        RunError::OutOfMemory { .. } => PyMemoryError::new_err(error.to_string()),
+        RunError::Stopped => PyKeyboardInterrupt::new_err(error.to_string()),
+    }
 }
 
 fn rejected(error: ScenarioError) -> PyErr {
@@ -73,6 +119,7 @@ fn columns<'py>(
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(cc_algorithms, m)?)?;
+    m.add_class::<Progress>()?;
     m.add("ScenarioRejected", m.py().get_type::<ScenarioRejected>())?;
     m.add("FLOW_COLUMNS", FLOW_COLUMNS.to_vec())?;
     m.add("LINK_COLUMNS", LINK_COLUMNS.to_vec())?;

@@ -70,6 +70,20 @@ impl fmt::Display for ScenarioError {
     }
 }
 
+/// Why a run gave no output.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The time series could not grow: the run stops rather than abort the process (Rust's
+    /// default on a failed allocation).
+    #[error("out of memory: the time series could not grow past {rows} rows")]
+    OutOfMemory { rows: usize },
+    /// [`crate::progress::Progress::stop`] was called.
+    #[error("stopped before the end")]
+    Stopped,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

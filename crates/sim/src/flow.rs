@@ -57,6 +57,37 @@ fn sink(spec: &scenario::Flow, s: &Scenario) -> Option<Sink> {
     Some(Sink::new(rate_bps, buffer, spec.mss_bytes, spec.start_ns))
 }
 
+/// How many times what the path holds a sender may keep out, whatever its window says.
+const PATH_WINDOW_FACTOR: u64 = 4;
+/// The cap is never below this many packets, so short paths keep the windows they always had.
+const MIN_WINDOW_CAP_PKTS: u64 = 10_000;
+
+/// The most packets the sender keeps out: the socket-buffer limit if one is set, and never
+/// more than a few times what the path holds (its BDP at the slowest link plus every queue on
+/// the route). Beyond that a window only fills queues that drop it, and each packet out costs
+/// the scoreboard memory: without the cap `initial_cwnd = 1e9` or a window grown without bound
+/// would take it all.
+fn window_cap_pkts(spec: &scenario::Flow, s: &Scenario) -> u64 {
+    let links = spec
+        .route
+        .iter()
+        .map(|name| &s.links[s.link_index(name).expect("validated")]);
+    let packet_bytes = u64::from(spec.packet_bytes());
+    let slowest_bps = links.clone().map(|l| l.rate_bps).min().unwrap_or(0);
+    let bdp_pkts = (slowest_bps as f64 * secs(spec.rtt_ns) / 8.0 / packet_bytes as f64) as u64;
+    let queued_pkts: u64 = links
+        .map(|l| {
+            l.queue_pkts
+                .unwrap_or(l.queue_bytes.unwrap_or(0) / packet_bytes)
+        })
+        .fold(0, u64::saturating_add);
+    let cap = bdp_pkts
+        .saturating_add(queued_pkts)
+        .saturating_mul(PATH_WINDOW_FACTOR)
+        .max(MIN_WINDOW_CAP_PKTS);
+    spec.window_pkts.map_or(cap, |window| window.min(cap))
+}
+
 /// Where the sender's data comes from: an endless stream, one message of `size`, or the
 /// messages an exchange writes; read from a disk when `source_rate` is set.
 fn app_data(spec: &scenario::Flow, in_exchange: bool) -> AppData {
@@ -91,7 +122,7 @@ impl Flow {
         let cfg = SenderConfig {
             mss_bytes: spec.mss_bytes,
             sack: spec.sack,
-            window_pkts: spec.window_pkts.unwrap_or(u64::MAX),
+            window_pkts: window_cap_pkts(&spec, s),
             min_rto_ns: spec.min_rto_ns,
             pacing_gap_ns: spec.pacing_gap_ns,
             pacing_rate_bps: spec.pacing_rate_bps,
@@ -122,6 +153,15 @@ impl Flow {
 
     pub fn delivered_bytes(&self) -> u64 {
         self.bytes_of(self.receiver.rcv_nxt())
+    }
+
+    /// Whether nothing more will happen to this flow: its transfer is acknowledged, or its
+    /// application stopped and nothing is left in flight.
+    pub fn finished(&self) -> bool {
+        let transferred =
+            self.spec.size_bytes.is_some() && self.sender.stats.all_acked_ns.is_some();
+        let stopped = self.delivered_at_stop.is_some() && self.sender.in_flight_pkts() == 0;
+        transferred || stopped
     }
 
     /// Whether the receiver's periodic drop (`drop_every`) takes the data packet arriving now.

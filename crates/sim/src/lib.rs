@@ -14,6 +14,7 @@ pub mod net;
 pub mod output;
 pub mod packet;
 pub mod pcap;
+pub mod progress;
 pub mod record;
 pub mod scenario;
 pub mod sim;
@@ -22,16 +23,22 @@ pub mod tcp;
 pub mod time;
 pub mod traffic;
 
-pub use error::ScenarioError;
+pub use error::{RunError, ScenarioError};
 pub use output::Output;
+pub use progress::Progress;
 pub use scenario::Scenario;
 
 /// Simulate one scenario.
-pub fn run(scenario: &Scenario) -> Result<Output, ScenarioError> {
-    Ok(sim::Simulation::new(scenario)?.run())
+pub fn run(scenario: &Scenario) -> Result<Output, RunError> {
+    run_with(scenario, &Progress::default())
+}
+
+/// Simulate one scenario, showing its progress in `progress`, which can also stop it.
+pub fn run_with(scenario: &Scenario, progress: &Progress) -> Result<Output, RunError> {
+    sim::Simulation::new(scenario)?.run(progress)
 }
 
 /// Simulate a scenario given as resolved JSON (docs/contract.md).
-pub fn run_json(resolved: &str) -> Result<Output, ScenarioError> {
-    run(&Scenario::from_json(resolved)?)
+pub fn run_json(resolved: &str, progress: &Progress) -> Result<Output, RunError> {
+    run_with(&Scenario::from_json(resolved)?, progress)
 }

@@ -1,6 +1,15 @@
-//! Time series, sampled every `sample_interval`: one row per flow and one per queued link,
-//! kept in columns ready for Parquet.
+//! Time series, sampled every `sample_interval`: one row per active flow and one per queued
+//! link, kept in columns ready for Parquet.
+//!
+//! A flow is sampled from its start until the first sample after it finished (its transfer
+//! acknowledged, or stopped with nothing in flight): a run of many short flows (web traffic)
+//! costs rows for the flows alive, not for every flow ever started at every sample. The
+//! columns grow with `try_reserve`, so a run whose series outgrow memory stops with
+//! [`RunError::OutOfMemory`] instead of aborting the process.
 
+use std::collections::TryReserveError;
+
+use crate::error::RunError;
 use crate::flow::Flow;
 use crate::net::link::Link;
 use crate::time::{millis, secs};
@@ -58,28 +67,44 @@ pub struct Recorder {
     pub links: LinkColumns,
     /// Indices of the links that get a series: those with a queue.
     pub recorded_links: Vec<usize>,
+    /// Flows whose last row is written: they finished before the previous sample.
+    done: Vec<bool>,
 }
 
 impl Recorder {
-    pub fn new(links: &[Link], n_flows: usize, n_samples: usize) -> Self {
+    pub fn new(links: &[Link], n_flows: usize) -> Self {
         let recorded_links: Vec<usize> = links
             .iter()
             .enumerate()
             .filter(|(_, l)| l.rate_bps.is_some())
             .map(|(i, _)| i)
             .collect();
-        let mut r = Self {
+        Self {
             recorded_links,
+            done: vec![false; n_flows],
             ..Self::default()
-        };
-        r.flows.reserve(n_flows * n_samples);
-        r.links.reserve(r.recorded_links.len() * n_samples);
-        r
+        }
     }
 
-    pub fn sample(&mut self, now_ns: u64, flows: &[Flow], links: &mut [Link]) {
+    pub fn sample(
+        &mut self,
+        now_ns: u64,
+        flows: &[Flow],
+        links: &mut [Link],
+    ) -> Result<(), RunError> {
+        let active = |(i, f): &(usize, &Flow)| !self.done[*i] && f.spec.start_ns <= now_ns;
+        let rows = flows.iter().enumerate().filter(active).count();
+        let rows_so_far = self.flows.t_s.len() + self.links.t_s.len();
+        let out_of_memory = |_: TryReserveError| RunError::OutOfMemory { rows: rows_so_far };
+        self.flows.try_reserve(rows).map_err(out_of_memory)?;
+        let link_rows = self.recorded_links.len();
+        self.links.try_reserve(link_rows).map_err(out_of_memory)?;
         let t_s = secs(now_ns);
         for (i, f) in flows.iter().enumerate() {
+            if self.done[i] || f.spec.start_ns > now_ns {
+                continue;
+            }
+            self.done[i] = f.finished();
             let s = &f.sender;
             let c = &mut self.flows;
             c.t_s.push(t_s);
@@ -101,6 +126,7 @@ impl Recorder {
             c.drops.push(l.drops());
             c.tx_bytes.push(l.tx_bytes(now_ns));
         }
+        Ok(())
     }
 }
 
@@ -121,16 +147,16 @@ impl FlowColumns {
         FLOW_COLUMNS.into_iter().zip(columns)
     }
 
-    fn reserve(&mut self, n: usize) {
-        self.t_s.reserve(n);
-        self.flow.reserve(n);
-        self.cwnd_pkts.reserve(n);
-        self.ssthresh_pkts.reserve(n);
-        self.srtt_ms.reserve(n);
-        self.inflight_pkts.reserve(n);
-        self.delivered_bytes.reserve(n);
-        self.retransmits.reserve(n);
-        self.pacing_rate_bps.reserve(n);
+    fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        self.t_s.try_reserve(n)?;
+        self.flow.try_reserve(n)?;
+        self.cwnd_pkts.try_reserve(n)?;
+        self.ssthresh_pkts.try_reserve(n)?;
+        self.srtt_ms.try_reserve(n)?;
+        self.inflight_pkts.try_reserve(n)?;
+        self.delivered_bytes.try_reserve(n)?;
+        self.retransmits.try_reserve(n)?;
+        self.pacing_rate_bps.try_reserve(n)
     }
 }
 
@@ -147,11 +173,11 @@ impl LinkColumns {
         LINK_COLUMNS.into_iter().zip(columns)
     }
 
-    fn reserve(&mut self, n: usize) {
-        self.t_s.reserve(n);
-        self.link.reserve(n);
-        self.queue_pkts.reserve(n);
-        self.drops.reserve(n);
-        self.tx_bytes.reserve(n);
+    fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        self.t_s.try_reserve(n)?;
+        self.link.try_reserve(n)?;
+        self.queue_pkts.try_reserve(n)?;
+        self.drops.try_reserve(n)?;
+        self.tx_bytes.try_reserve(n)
     }
 }

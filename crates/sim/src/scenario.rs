@@ -209,8 +209,11 @@ const A_MESSAGE_HAS_A_SEGMENT: &str = "a message has at least one segment";
 
 impl Scenario {
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        let scenario: Scenario = serde_json::from_str(text).map_err(|e| {
-            ScenarioError::new(Field::top("scenario"), text_excerpt(text), e.to_string())
+        let json = &mut serde_json::Deserializer::from_str(text);
+        let scenario: Scenario = serde_path_to_error::deserialize(json).map_err(|e| {
+            let reason = e.inner().to_string();
+            let reason = reason.split(" at line ").next().unwrap_or_default();
+            ScenarioError::new(field_at(e.path()), "", reason)
         })?;
         scenario.validate()?;
         Ok(scenario)
@@ -396,6 +399,26 @@ fn validate_link(i: usize, link: &LinkSpec) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn text_excerpt(text: &str) -> String {
-    text.chars().take(40).collect()
+/// The field a JSON path points at (`flows[3].mss_bytes`): an entry of a list and the key
+/// within it, so that the front end can name the user's table, never the JSON text.
+fn field_at(path: &serde_path_to_error::Path) -> Field {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let key = |rest: &[&Segment]| {
+        let keys: Vec<String> = rest.iter().map(ToString::to_string).collect();
+        keys.join(".")
+    };
+    match segments.as_slice() {
+        [Segment::Map { key: list }, Segment::Seq { index }, rest @ ..] => {
+            let list = ["links", "flows", "sources", "exchanges"]
+                .into_iter()
+                .find(|known| known == list);
+            match list {
+                Some(list) => Field::of(list, *index, key(rest)),
+                None => Field::top(key(&segments)),
+            }
+        }
+        [] => Field::top("scenario"),
+        all => Field::top(key(all)),
+    }
 }

@@ -7,13 +7,14 @@
 use std::time::Instant;
 
 use crate::engine::{Event, EventQueue, FlowId, LinkId, TimerAction};
-use crate::error::ScenarioError;
+use crate::error::{RunError, ScenarioError};
 use crate::flow::Flow;
 use crate::net::link::{Link, Offer};
 use crate::net::topology;
 use crate::output::Output;
 use crate::packet::{Kind, Packet};
 use crate::pcap::Pcap;
+use crate::progress::{Progress, EVENTS_PER_UPDATE};
 use crate::record::Recorder;
 use crate::scenario::{Scenario, SourceSpec, ACK_BYTES};
 use crate::summary::{self, SimSummary, Summary};
@@ -82,8 +83,7 @@ impl Simulation {
                 )
             })
             .collect();
-        let n_samples = (scenario.duration_ns / scenario.sample_interval_ns) as usize;
-        let recorder = Recorder::new(&topo.links, flows.len(), n_samples);
+        let recorder = Recorder::new(&topo.links, flows.len());
         let capture = scenario
             .pcap_link
             .as_ref()
@@ -131,20 +131,27 @@ impl Simulation {
         }
     }
 
-    /// Run to the end of the scenario and collect the output.
-    pub fn run(mut self) -> Output {
+    /// Run to the end of the scenario and collect the output, telling `progress` how far it
+    /// got every [`EVENTS_PER_UPDATE`] events and stopping when it says so.
+    pub fn run(mut self, progress: &Progress) -> Result<Output, RunError> {
         let wall = Instant::now();
         let end_ns = self.scenario.duration_ns;
+        let mut events: u64 = 0;
         while self.queue.peek_time_ns().is_some_and(|t| t <= end_ns) {
             let (now_ns, event) = self.queue.pop().expect("peeked");
             self.now_ns = now_ns;
-            self.handle(event);
+            self.handle(event)?;
+            events += 1;
+            if events % EVENTS_PER_UPDATE == 0 && !progress.update(now_ns, events) {
+                return Err(RunError::Stopped);
+            }
         }
         self.now_ns = end_ns;
-        self.finish(wall.elapsed().as_secs_f64())
+        progress.update(end_ns, events);
+        Ok(self.finish(wall.elapsed().as_secs_f64()))
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event) -> Result<(), RunError> {
         match event {
             Event::LinkExit(link) => self.on_link_exit(link),
             Event::LinkTxDone(link) => self.on_link_tx_done(link),
@@ -178,8 +185,9 @@ impl Simulation {
                 let action = self.exchanges[x as usize].begin(self.now_ns);
                 self.act(x, action);
             }
-            Event::Sample => self.on_sample(),
+            Event::Sample => return self.on_sample(),
         }
+        Ok(())
     }
 
     /// Schedule what the sender asked for and put its packets on their way.
@@ -367,14 +375,15 @@ impl Simulation {
         self.after_sender(f, w);
     }
 
-    fn on_sample(&mut self) {
+    fn on_sample(&mut self) -> Result<(), RunError> {
         self.recorder
-            .sample(self.now_ns, &self.flows, &mut self.links);
+            .sample(self.now_ns, &self.flows, &mut self.links)?;
         self.samples_taken += 1;
         let next = (self.samples_taken + 1) * self.scenario.sample_interval_ns;
         if next <= self.scenario.duration_ns {
             self.queue.push(next, Event::Sample);
         }
+        Ok(())
     }
 
     fn finish(mut self, wall_seconds: f64) -> Output {

@@ -65,3 +65,15 @@ fn the_engine_runs_what_only_the_front_end_forbids() {
         common::run_checked(&scenario);
     }
 }
+
+#[test]
+fn a_value_the_engine_cannot_hold_names_its_entry_and_key_not_the_json() {
+    let changes = serde_json::json!([["/links/0/rate_bps", 1e39]]);
+    let scenario = changed(&table()["base"]["resolved"], &changes).to_string();
+    let error = Scenario::from_json(&scenario).expect_err("1e39 is no u64");
+    assert_eq!(error.field.to_string(), "links[0].rate_bps");
+    assert_eq!(
+        error.reason,
+        "invalid type: floating point `1e+39`, expected u64"
+    );
+}

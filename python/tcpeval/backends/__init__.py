@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tcpeval.backends.protocol import Backend, Problem, keys_used, refusals
 from tcpeval.backends.registry import DEFAULT, all_backends, get, names, register
-from tcpeval.backends.run import as_scenario, check, run, run_on, simulate
+from tcpeval.backends.run import as_scenario, check, interactive, run, run_on, simulate
 
 __all__ = [
     "DEFAULT",
@@ -19,6 +19,7 @@ __all__ = [
     "as_scenario",
     "check",
     "get",
+    "interactive",
     "keys_used",
     "names",
     "refusals",

@@ -36,6 +36,14 @@ def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:
     return run(scenario, "sim")
 
 
+def interactive(backend: Backend, max_memory_bytes: int | None) -> Backend:
+    """The backend as a command line runs it: with a progress bar and the memory budget
+    given (None: its default), for a backend that has them (`interactive` method); else as
+    it is."""
+    made = getattr(backend, "interactive", None)
+    return backend if made is None else made(max_memory_bytes)
+
+
 def check(backend: Backend, scenario: Scenario) -> None:
     """Raise the first reason `backend` cannot run `scenario` here, naming the field."""
     why_not = backend.available()

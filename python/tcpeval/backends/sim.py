@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 from tcpeval import _core
-from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.backends.protocol import BackendError, Problem, refusals
+from tcpeval.backends.sim_memory import check_budget, default_budget_bytes
+from tcpeval.backends.sim_progress import simulate_watched
 from tcpeval.metrics import jain_index
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
 from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
@@ -23,10 +25,18 @@ from tcpeval.scenario import resolution as resolve
 
 
 class Simulator:
+    """The simulator; `max_memory_bytes` (default: sim_memory.default_budget_bytes) is the
+    budget a scenario's estimated memory must fit, `show_progress` draws a bar on a terminal
+    for long runs (the CLI's; never in a sweep's workers)."""
+
     name = "sim"
     description = "the packet-level simulator (crates/sim): every key, every algorithm"
     runs_per_host = None
     real_time = False
+
+    def __init__(self, max_memory_bytes: int | None = None, show_progress: bool = False) -> None:
+        self.max_memory_bytes = max_memory_bytes
+        self.show_progress = show_progress
 
     def available(self) -> str | None:
         return None
@@ -37,23 +47,37 @@ class Simulator:
     def refused_keys(self) -> Mapping[str, str]:
         return {}
 
+    def interactive(self, max_memory_bytes: int | None) -> Simulator:
+        return Simulator(max_memory_bytes, show_progress=True)
+
     def supports(self, scenario: Scenario) -> list[Problem]:
-        return refusals(self, scenario)
+        return refusals(self, scenario) + self._over_budget(scenario)
 
     def run(self, scenario: Scenario) -> Result:
         resolved = resolve(scenario)
+        as_json = json.dumps(resolved.resolved, allow_nan=False)
         try:
-            summary_json, flow_columns, link_columns, pcap = _core.simulate(
-                json.dumps(resolved.resolved)
+            summary_json, flow_columns, link_columns, pcap = simulate_watched(
+                as_json, scenario.duration.ns, self.show_progress
             )
         except _core.ScenarioRejected as error:
             raise _in_user_terms(error, resolved) from None
+        except MemoryError as error:
+            raise BackendError(f"{error}; a lower --max-memory refuses such runs first") from None
         summary = _backend_section(json.loads(summary_json))
         summary["scenario"] = describe(scenario)
         summary["jain_index"] = jain_index([flow["goodput_mbps"] for flow in summary["flows"]])
         summary["transfers"] = _transfers(summary, resolved)
         _add_latency_in_rtts(summary, resolved)
         return Result(summary, _flows_frame(flow_columns), _links_frame(link_columns), pcap)
+
+    def _over_budget(self, scenario: Scenario) -> list[Problem]:
+        budget = self.max_memory_bytes or default_budget_bytes()
+        try:
+            check_budget(scenario, resolve(scenario), budget)
+        except ScenarioError as error:
+            return [Problem(error.field, error.value, error.reason)]
+        return []
 
 
 BACKEND = Simulator()
@@ -106,4 +130,4 @@ def _in_user_terms(error: _core.ScenarioRejected, resolved: Resolution) -> Scena
     user's scenario that flow 3 came from (`flow[1]`) instead."""
     entry, index, key, value, reason = error.args
     table = None if entry is None else resolved.origins[entry][index]
-    return ScenarioError(key if table is None else f"{table}.{key}", value, reason)
+    return ScenarioError(key if table is None else f"{table}.{key}", value or None, reason)

@@ -13,17 +13,17 @@ belongs to a dead run and is undone: processes in its namespaces killed, namespa
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from tcpeval.processes import Locked, held
 
 LAB_DIR_VAR = "TCPEVAL_LAB_DIR"
 DEFAULT_LAB_DIR = Path("/run/tcpeval-lab")
@@ -113,28 +113,11 @@ def new_prefix() -> str:
 @contextmanager
 def host_lock(wait_s: float = 0.0) -> Iterator[None]:
     """Holds this host's lab; LabBusy when another run keeps it past `wait_s`."""
-    directory = lab_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / LOCK_FILE, "a+") as lock:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    lock.seek(0)
-                    holder = lock.read().strip() or "another process"
-                    raise LabBusy(f"a lab run holds this host ({holder})") from None
-                time.sleep(0.2)
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"pid {os.getpid()}")
-        lock.flush()
-        try:
+    try:
+        with held(lab_dir() / LOCK_FILE, wait_s):
             yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    except Locked as holder:
+        raise LabBusy(f"a lab run holds this host ({holder})") from None
 
 
 def clean_stale() -> list[str]:

@@ -7,15 +7,14 @@ even by SIGKILL. A busy-polling emulator left running would otherwise spin forev
 
 from __future__ import annotations
 
-import ctypes
 import selectors
 import signal
 import subprocess
 from collections.abc import Sequence
 
 from tcpeval.backends.protocol import BackendError
+from tcpeval.processes import die_with_parent
 
-PR_SET_PDEATHSIG = 1
 COMMAND_TIMEOUT_S = 30
 # What the probe's listening endpoints (serve, cbr-sink) print once bound, then HOST:PORT.
 LISTENING = "listening on "
@@ -67,7 +66,7 @@ def spawn(
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
 
 
@@ -106,8 +105,3 @@ def listening_address(process: subprocess.Popen[str], what: str) -> str:
         stop(process)
         raise LabError(f"{what} did not start: {(line.strip() or said)!r}")
     return line.removeprefix(LISTENING).strip()
-
-
-def _die_with_parent() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

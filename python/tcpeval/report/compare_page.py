@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from tcpeval.compare import Comparison
 from tcpeval.metrics import goodput_mbps
 from tcpeval.report.html import png_data_uri, templates
+from tcpeval.report.plots import plain_text
 from tcpeval.summary import path_rates_bps
 
 TEMPLATE = "compare.html.j2"
@@ -47,7 +48,7 @@ def overlay(comparison: Comparison, column: str) -> Figure:
                 linewidth=1,
                 label=f"{backend} flow {flow}",
             )
-    axes.set(xlabel="time (s)", ylabel=column, title=comparison.scenario)
+    axes.set(xlabel="time (s)", ylabel=column, title=plain_text(comparison.scenario))
     axes.set_xlim(left=0)
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)

@@ -20,10 +20,16 @@ LEGEND_MAX_LINES = 12  # beyond this a legend hides the plot it explains
 X_MARGIN = 0.05  # past the last transfer's end, so that its last samples show
 
 
+def plain_text(text: str) -> str:
+    """User text (a scenario's name) as matplotlib should show it: as written, never parsed as
+    mathtext (`$\\frac{1$` would fail the figure)."""
+    return text.replace("$", r"\$")
+
+
 def write_plots(result: Result, directory: str | Path) -> list[Path]:
     """Write cwnd.png, goodput.png and queue.png into `directory`; returns their paths."""
     directory = Path(directory)
-    name = result.summary["scenario"]["name"]
+    name = plain_text(result.summary["scenario"]["name"])
     until_s = last_completion_s(result.summary)
     labels = {
         flow["id"]: f"flow {flow['id']} ({flow['cc']}, {flow['rtt_ms']:g} ms)"

@@ -14,8 +14,25 @@ class ScenarioError(Exception):
 
     def __init__(self, field: str, value: object, reason: str) -> None:
         self.field, self.value, self.reason = field, value, reason
-        quoted = "" if value is None else f"'{value}' "
-        super().__init__(f"{field}: {quoted}{reason}")
+        quoted = "" if value is None else f"'{shown(value)}' "
+        super().__init__(f"{_escaped(field)}: {quoted}{' '.join(reason.split())}")
+
+
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: object) -> str:
+    """A value as one short line: control characters escaped, and a long value cut with its
+    length said."""
+    text = _escaped(str(value))
+    if len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… ({len(text):,} characters)"
+
+
+def _escaped(text: str) -> str:
+    """Control characters as escapes: a newline would break the one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def from_validation_error(error: ValidationError) -> ScenarioError:

@@ -4,6 +4,7 @@ user wrote it, and the congestion-control table checked against the core's regis
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -19,6 +20,7 @@ from pydantic import (
 )
 
 from tcpeval import _core
+from tcpeval.scenario.errors import ScenarioError
 from tcpeval.units import (
     Buffer,
     Duration,
@@ -83,8 +85,9 @@ Route = Annotated[list[str], Field(min_length=1)]
 
 
 class Strict(BaseModel):
-    # TOML has real booleans and numbers: no coercion from strings, no unknown keys.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # TOML has real booleans and numbers: no coercion from strings, no unknown keys, and no
+    # `inf` or `nan` (TOML has them; no field means them).
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 class CongestionControl(BaseModel):
@@ -102,6 +105,17 @@ class CongestionControl(BaseModel):
     @classmethod
     def _from_name(cls, value: object) -> object:
         return {"name": value} if isinstance(value, str) else value
+
+    def check(self, path: str) -> None:
+        """The parameters' ranges are the registry's (`tcpeval cc list`); what the JSON to it
+        cannot carry is refused here: tables, lists, `inf`, `nan`, integers beyond 64 bits."""
+        for key, value in self.params.items():
+            if not isinstance(value, bool | int | float | str):
+                raise ScenarioError(f"{path}.{key}", None, "must be a number, true/false or text")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ScenarioError(f"{path}.{key}", value, "must be a finite number")
+            if isinstance(value, int) and not -(2**63) <= value < 2**64:
+                raise ScenarioError(f"{path}.{key}", value, "is out of range")
 
     @property
     def params(self) -> dict[str, Any]:

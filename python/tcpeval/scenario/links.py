@@ -28,7 +28,7 @@ from tcpeval.scenario.fields import (
     Strict,
     UnitInterval,
 )
-from tcpeval.units import Buffer, Duration, parse_buffer, parse_duration
+from tcpeval.units import MAX_PACKETS, Buffer, Duration, parse_buffer, parse_duration
 
 RED_MIN_TH_SHARE = 0.25
 RED_MAX_TH_SHARE = 0.75
@@ -203,7 +203,8 @@ def queue_limit(field: str, link: Link, crossing: Crossing) -> tuple[int | None,
         raise ScenarioError(f"{field}.queue", queue.given, reason)
     if queue.bdp_percent is None:
         return queue.pkts, queue.bytes
-    return round_pkts(_buffer_pkts(f"{field}.queue", queue, link, crossing)), None
+    pkts = _buffer_pkts(f"{field}.queue", queue, link, crossing)
+    return round_pkts(pkts, f"{field}.queue", queue.given), None
 
 
 def resolve_aqm(field: str, link: Link, crossing: Crossing, queue_pkts: float) -> dict[str, Any]:
@@ -253,6 +254,10 @@ def _buffer_pkts(field: str, buffer: Buffer, link: Link, crossing: Crossing) -> 
     return buffer.bdp_percent / 100 * bdp
 
 
-def round_pkts(pkts: float) -> int:
-    """A packet count rounded to the nearest packet, never below one."""
+def round_pkts(pkts: float, field: str, given: str) -> int:
+    """A packet count rounded to the nearest packet, never below one; `field` and the value
+    `given` there are named when the count is beyond MAX_PACKETS (a share of a huge BDP)."""
+    if not pkts <= MAX_PACKETS:
+        reason = f"is {pkts:.3g} packets on this path (at most {MAX_PACKETS:,})"
+        raise ScenarioError(field, given, reason)
     return max(1, math.floor(pkts + 0.5))

@@ -22,11 +22,16 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
     return parse_scenario(data)
 
 
+NESTED_TOO_DEEPLY = "is nested too deeply (no scenario has tables or lists more than a few deep)"
+
+
 def parse_scenario(data: dict[str, Any]) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as error:
         raise from_validation_error(error) from None
+    except RecursionError:
+        raise ScenarioError("scenario", None, NESTED_TOO_DEEPLY) from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -36,7 +41,13 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except OSError as error:
         raise ScenarioError(str(path), None, f"cannot be read ({error.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise ScenarioError(str(path), None, f"is not valid TOML: {error}") from None
+        raise ScenarioError(str(path), None, f"is not valid TOML: {one_line(error)}") from None
+    except RecursionError:
+        raise ScenarioError(str(path), None, NESTED_TOO_DEEPLY) from None
+
+
+def one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
 
 
 def _apply_override(data: dict[str, Any], assignment: str) -> None:
@@ -48,6 +59,8 @@ def _apply_override(data: dict[str, Any], assignment: str) -> None:
         value = tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         value = text  # unquoted text such as 1Gbps or 42ms
+    except RecursionError:
+        raise ScenarioError("--set", path, NESTED_TOO_DEEPLY) from None
     _assign(data, path.split("."), value, assignment)
 
 

@@ -11,6 +11,7 @@ from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import PositiveTime, Strict
 from tcpeval.scenario.links import Crossing, Link, NamedLink, resolve_link
 from tcpeval.scenario.traffic import (
+    MAX_FLOWS,
     ConstantBitRate,
     FlowGroup,
     OnOff,
@@ -23,7 +24,6 @@ from tcpeval.scenario.window import DEFAULT_WINDOW, WindowField
 from tcpeval.units import Duration, parse_duration
 
 BOTTLENECK = "bottleneck"
-MAX_WEB_FLOWS = 100_000
 DEFAULT_PACKET_BYTES = 1500  # counts a queue in bytes when nothing crosses the link
 
 
@@ -123,8 +123,12 @@ class Scenario(Strict):
         for path, table in [*self.tcp_tables(), *self.sources()]:
             table.check(path)
             self._check_route(path, table)
+            if not isinstance(table, RequestResponse):  # starts at 0s
+                self._check_starts_in_run(path, table.start)
         for path, table in self.tcp_tables():
+            table.cc.check(f"{path}.cc")
             self._check_rtt(path, table)
+        self._check_flow_count()
         for index, web in enumerate(self.web):
             self._check_web_load(f"web[{index}]", web)
         self.resolved_links()  # raises for queues and thresholds that cannot be worked out
@@ -172,9 +176,26 @@ class Scenario(Strict):
             )
             raise ScenarioError(f"{path}.rtt", table.rtt.given, reason)
 
+    def _check_starts_in_run(self, path: str, start: Duration) -> None:
+        """A table starting at or after the end would report nothing (0 goodput) silently."""
+        if start.ns >= self.duration.ns:
+            reason = f"is not before the end of the run (duration {self.duration.given})"
+            raise ScenarioError(f"{path}.start", start.given, reason)
+
+    def _check_flow_count(self) -> None:
+        """[[flow]] and [[reqresp]] flows together (web flows have their own bound)."""
+        counts = [
+            (f"flow[{i}].count", t.count, t.count * t.streams) for i, t in enumerate(self.flow)
+        ]
+        counts += [(f"reqresp[{i}]", None, 2) for i in range(len(self.reqresp))]
+        if sum(flows for _, _, flows in counts) > MAX_FLOWS:
+            field, value, _ = max(counts, key=lambda entry: entry[2])
+            reason = f"makes more than {MAX_FLOWS:,} flows in the scenario (count × streams)"
+            raise ScenarioError(field, value, reason)
+
     def _check_web_load(self, path: str, web: WebTraffic) -> None:
         window_s = (self.stop_ns(web.stop) - web.start.ns) / 1e9
-        if web.arrival_rate * window_s > MAX_WEB_FLOWS:
+        if web.arrival_rate * window_s > MAX_FLOWS:
             expected = web.arrival_rate * window_s
-            reason = f"would start about {expected:,.0f} flows (at most {MAX_WEB_FLOWS:,})"
+            reason = f"would start about {expected:,.0f} flows (at most {MAX_FLOWS:,})"
             raise ScenarioError(f"{path}.arrival_rate", web.arrival_rate, reason)

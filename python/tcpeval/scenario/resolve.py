@@ -141,7 +141,9 @@ def _group_flows(
         "sack": table.sack,
         "delayed_ack": table.delayed_ack,
         "sack_compression": table.sack_compression,
-        "window_pkts": window_pkts(table, scenario.route_rate_bps(scenario.route(table))),
+        "window_pkts": window_pkts(
+            f"flow[{group}]", table, scenario.route_rate_bps(scenario.route(table))
+        ),
         "initial_cwnd_pkts": table.initial_cwnd,
         "min_rto_ns": table.min_rto.ns,
         "drop_at_ns": [time.ns for time in table.drop_at],
@@ -188,7 +190,7 @@ def stream_bytes(size: int, streams: int) -> list[int]:
     return [share + 1 if stream < extra else share for stream in range(streams)]
 
 
-def window_pkts(group: FlowGroup, route_rate_bps: int) -> int | None:
+def window_pkts(path: str, group: FlowGroup, route_rate_bps: int) -> int | None:
     """The group's window limit in segments, or None for unlimited.
 
     Bytes count whole segments; `%bdp` is of the flow's own RTT at the rate of the slowest link
@@ -199,7 +201,7 @@ def window_pkts(group: FlowGroup, route_rate_bps: int) -> int | None:
         return None
     if window.bdp_percent is not None:
         bdp = bdp_pkts(route_rate_bps, group.rtt.seconds, group.packet_bytes)
-        return round_pkts(window.bdp_percent / 100 * bdp)
+        return round_pkts(window.bdp_percent / 100 * bdp, f"{path}.window", window.given)
     if window.bytes is not None:
         return window.bytes // group.mss.bytes
     return window.pkts
@@ -286,8 +288,9 @@ def describe(scenario: Scenario) -> dict[str, Any]:
         entry["route"] = scenario.route(table)
         if isinstance(table, TcpTraffic):
             entry["cc"] = table.cc.with_defaults()
-    for group, entry in zip(scenario.flow, described["flow"], strict=True):
-        entry["window_pkts"] = window_pkts(group, scenario.route_rate_bps(scenario.route(group)))
+    for index, (group, entry) in enumerate(zip(scenario.flow, described["flow"], strict=True)):
+        rate_bps = scenario.route_rate_bps(scenario.route(group))
+        entry["window_pkts"] = window_pkts(f"flow[{index}]", group, rate_bps)
     return described
 
 

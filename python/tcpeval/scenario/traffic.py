@@ -32,6 +32,13 @@ from tcpeval.units import Duration, Rate, Size, parse_duration, parse_rate, pars
 DEFAULT_MSS = parse_size(1448)
 MSS_RANGE = (64, 65_000)  # bytes: a packet of mss + 52 header bytes fits an IP packet
 MAX_STREAMS = 1000
+# Bounds on counts, so that no number can ask for more flows, sources or exchanges than a run
+# could hold (each flow costs its state and its time series; docs/contract.md).
+MAX_FLOWS = 100_000  # TCP flows of [[flow]] and [[reqresp]] tables together; web flows alike
+MAX_SOURCES = 10_000  # on/off sources of one [[onoff]] table
+MAX_EXCHANGES = 10_000_000  # exchanges of one [[reqresp]] table
+MAX_INITIAL_CWND = 1_000_000
+MAX_DROP_EVERY = 2**32
 MAX_PACKET_BYTES = 65535
 UDP_PACKET_HEADER_BYTES = 28  # IPv4 and UDP
 
@@ -107,7 +114,13 @@ class TcpTraffic(Strict):
 class FlowGroup(TcpTraffic):
     """One [[flow]] table: `count` identical flows (or striped transfers)."""
 
-    count: int = Field(default=1, ge=1, description="Identical flows in this group. Default: 1.")
+    count: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_FLOWS,
+        description=f"Identical flows in this group, at most {MAX_FLOWS:,} flows in all "
+        "(count × streams, with [[reqresp]] flows). Default: 1.",
+    )
     direction: Direction = Field(
         default="forward",
         description="'reverse': the data crosses the route's links backwards, sharing the ACK "
@@ -157,7 +170,13 @@ class FlowGroup(TcpTraffic):
         "('1000pkt') or a share of this flow's own BDP at the slowest link of its route "
         "('100%bdp'). Default: unlimited.",
     )
-    initial_cwnd: int = Field(default=10, ge=1, description="Initial window, packets. Default: 10.")
+    initial_cwnd: int = Field(
+        default=10,
+        ge=1,
+        le=MAX_INITIAL_CWND,
+        description=f"Initial window, packets, at most {MAX_INITIAL_CWND:,} (the simulator "
+        "never sends more than a few times what the path holds). Default: 10.",
+    )
     min_rto: PositiveTime = Field(
         default=parse_duration("200ms"), description="Lower bound of the RTO. Default: 200ms."
     )
@@ -167,7 +186,10 @@ class FlowGroup(TcpTraffic):
         "first link of its route at or after each time is dropped. Default: none.",
     )
     drop_every: int | None = Field(
-        default=None, ge=2, description="The receiver drops 1 data packet in N. Default: none."
+        default=None,
+        ge=2,
+        le=MAX_DROP_EVERY,
+        description="The receiver drops 1 data packet in N, 2..2^32. Default: none.",
     )
     pacing: PacingField | None = Field(
         default=None,
@@ -236,7 +258,12 @@ class RequestResponse(TcpTraffic):
         default=parse_duration("0s"),
         description="Pause between a response and the next request. Default: 0s.",
     )
-    count: int = Field(default=10, ge=1, description="Exchanges. Default: 10.")
+    count: int = Field(
+        default=10,
+        ge=1,
+        le=MAX_EXCHANGES,
+        description=f"Exchanges, at most {MAX_EXCHANGES:,}. Default: 10.",
+    )
 
 
 class Source(Strict):
@@ -265,7 +292,12 @@ class OnOff(Source):
     off for Pareto-distributed periods; their aggregate is self-similar with Hurst parameter
     H = (3 - shape)/2 (Willinger et al. 1997)."""
 
-    count: int = Field(default=1, ge=1, description="Sources in the aggregate. Default: 1.")
+    count: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_SOURCES,
+        description=f"Sources in the aggregate, at most {MAX_SOURCES:,}. Default: 1.",
+    )
     shape: SelfSimilarShape = Field(
         default=1.5, description="Pareto shape of on and off periods, in (1, 2). Default: 1.5."
     )

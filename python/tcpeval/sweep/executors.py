@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -16,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from tcpeval.processes import die_with_parent
 from tcpeval.sweep.grid import RunSpec
 from tcpeval.sweep.rundir import Outcome, one_line, record_error
 
@@ -112,10 +114,19 @@ def _in_flight(
 
 
 def _process_pool(jobs: int) -> ProcessPoolExecutor:
-    """Fresh interpreters (spawn): no state inherited from the caller's threads."""
+    """Fresh interpreters (spawn): no state inherited from the caller's threads; each dies
+    with the sweep, even one killed by SIGKILL, and ignores Ctrl-C (below)."""
     return ProcessPoolExecutor(
-        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_ctrl_c
+        jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
     )
+
+
+def _worker_start(parent: int) -> None:
+    die_with_parent(parent)
+    _ignore_ctrl_c()
 
 
 def _ignore_ctrl_c() -> None:

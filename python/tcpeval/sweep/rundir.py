@@ -1,11 +1,12 @@
 """One run of a sweep, written atomically into `DIR/runs/<run_id>/`.
 
 A run directory holds `params.json` plus either the result (`summary.json`, `summary.parquet`,
-`flows.parquet`, `links.parquet`) or `error.json`. It is put together in `DIR/.staging/` and
-renamed into place when whole (layout.publish_directory), so a killed sweep leaves only whole
-runs. `execute` is what a worker (a local process or a Dask worker) runs; it needs DIR on a
-filesystem it can write, and the backend object (it is sent along, so a backend registered
-only in the caller's process runs too).
+`flows.parquet`, `links.parquet`) or `error.json`, and the manifest of them all. It is put together
+in `DIR/.staging/` and swapped into place when whole (layout.publish_directory), so a killed sweep
+leaves only whole runs; one damaged afterwards (a file truncated or deleted) fails its manifest's
+check and counts as not run. `execute` is what a worker (a local process or a Dask worker) runs; it
+needs DIR on a filesystem it can write, and the backend object (it is sent along, so a backend
+registered only in the caller's process runs too).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from tcpeval.layout import (
     RUNS_DIR,
     STAGING_DIR,
     SUMMARY_TABLE,
+    damage,
     publish_directory,
+    read_manifest,
 )
 from tcpeval.result import Result
 from tcpeval.scenario import ScenarioError
@@ -63,9 +66,22 @@ def record_error(sweep_dir: Path, spec: RunSpec, error: str) -> Outcome:
     return Outcome(spec.run_id, error)
 
 
+RUN_KIND = "run"
+
+
 def is_complete(sweep_dir: Path, run_id: str) -> bool:
-    """A run whose result is in place; a failed run (error.json) is not complete."""
-    return (sweep_dir / RUNS_DIR / run_id / SUMMARY_TABLE).exists()
+    """A run whose result is in place and whole; a failed run (error.json) is not complete."""
+    return state(sweep_dir / RUNS_DIR / run_id) == "complete"
+
+
+def state(run_dir: Path) -> str:
+    """`missing`, `damaged` (its manifest does not check out), `failed` or `complete`."""
+    if not run_dir.exists():
+        return "missing"
+    if damage(run_dir) is not None:
+        return "damaged"
+    files = (read_manifest(run_dir) or {}).get("files", {})
+    return "complete" if SUMMARY_TABLE in files else "failed"
 
 
 def clear_staging(sweep_dir: Path) -> None:
@@ -121,6 +137,7 @@ def _publish(sweep_dir: Path, spec: RunSpec, write: Callable[[Path], None]) -> N
     publish_directory(
         sweep_dir / RUNS_DIR / spec.run_id,
         write_with_params,
+        kind=RUN_KIND,
         staging=sweep_dir / STAGING_DIR,
         keep_existing=lambda: is_complete(sweep_dir, spec.run_id),
     )

@@ -1,7 +1,9 @@
 """`sweep`: expand a grid, skip the runs already in DIR, run the rest with a progress bar.
 
-Resumption: a run whose directory holds a result is skipped; a run that failed before
-(`error.json`) runs again, since a fix may have landed since.
+Resumption: a run whose directory holds a whole result (its manifest checks out) is skipped; a
+run that failed before (`error.json`) runs again, since a fix may have landed since, and so
+does a damaged one (a file truncated or deleted since it was written). One sweep at a time
+writes into DIR: it holds DIR/.lock, and a second one is refused naming the holder.
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ from rich.progress import (
 
 from tcpeval import backends
 from tcpeval.backends import Backend
-from tcpeval.layout import GRID_FILE, publish_file
+from tcpeval.layout import GRID_FILE, LOCK_FILE, RUNS_DIR, publish_file
+from tcpeval.processes import Locked, held
 from tcpeval.scenario import ScenarioError, parse_scenario
 from tcpeval.sweep.executors import Work, dask_cluster, local_pool
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid
-from tcpeval.sweep.rundir import Outcome, clear_staging, execute, is_complete
+from tcpeval.sweep.rundir import Outcome, clear_staging, execute, state
 from tcpeval.sweep.tomlwriter import dumps
 
 
@@ -61,6 +64,8 @@ class SweepReport:
     skipped: int
     failed: int
     wall_seconds: float
+    damaged: int = 0
+    """Runs found damaged and run again (counted in done or failed too)."""
 
     @property
     def total(self) -> int:
@@ -98,15 +103,21 @@ def sweep(
     _check_points(chosen, specs)
     root = Path(out)
     _claim(root, loaded)
-    clear_staging(root)
-    todo = [spec for spec in specs if not is_complete(root, spec.run_id)]
-    work = partial(execute, backend=chosen)
-    failed = 0
-    outcomes = _outcomes(work, todo, root, jobs, scheduler)
-    for outcome in _tracked(outcomes, specs, len(todo), progress, suite):
-        failed += outcome.error is not None
+    try:
+        with held(root / LOCK_FILE):
+            clear_staging(root)
+            states = {spec.run_id: state(root / RUNS_DIR / spec.run_id) for spec in specs}
+            todo = [spec for spec in specs if states[spec.run_id] != "complete"]
+            work = partial(execute, backend=chosen)
+            failed = 0
+            outcomes = _outcomes(work, todo, root, jobs, scheduler)
+            for outcome in _tracked(outcomes, specs, len(todo), progress, suite):
+                failed += outcome.error is not None
+    except Locked as holder:
+        raise ScenarioError("--out", str(root), f"is in use by another sweep ({holder})") from None
     wall = time.perf_counter() - started
-    return SweepReport(root, len(todo) - failed, len(specs) - len(todo), failed, wall)
+    damaged = list(states.values()).count("damaged")
+    return SweepReport(root, len(todo) - failed, len(specs) - len(todo), failed, wall, damaged)
 
 
 def _check_points(backend: Backend, specs: list[RunSpec]) -> None:

@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::check;
 use super::common::{default_params, parse_params, MIN_SSTHRESH_PKTS};
 use super::registry::{Algorithm, Params};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
@@ -50,9 +51,8 @@ impl FastParams {
         if !(self.gamma > 0.0 && self.gamma <= 1.0) {
             return Err(format!("gamma must be in (0, 1], not {}", self.gamma));
         }
-        if self.update_period_rounds == 0 || self.alpha.is_nan() || self.alpha < 0.0 {
-            return Err("alpha must be ≥ 0 and update_period_rounds ≥ 1".into());
-        }
+        check::non_negative("alpha", self.alpha)?;
+        check::at_least_one("update_period_rounds", self.update_period_rounds.into())?;
         Ok(self)
     }
 }

@@ -15,6 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
 use super::registry::{Algorithm, Params};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
@@ -295,7 +296,11 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "htcp",
     source: "Leith & Shorten, PFLDnet 2004; draft-leith-tcp-htcp-06; Linux net/ipv4/tcp_htcp.c",
     defaults: default_params::<HtcpParams>,
-    build: |params: &Params, init: &Init| Ok(Box::new(Htcp::new(parse_params(params)?, init))),
+    build: |params: &Params, init: &Init| {
+        let params = parse_params::<HtcpParams>(params)?;
+        check::non_negative("alpha_quadratic", params.alpha_quadratic)?;
+        Ok(Box::new(Htcp::new(params, init)))
+    },
 };
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
 use super::registry::{Algorithm, Params};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
@@ -40,6 +41,21 @@ impl Default for VegasParams {
             beta: 4.0,
             gamma: 1.0,
         }
+    }
+}
+
+impl VegasParams {
+    fn checked(self) -> Result<Self, String> {
+        check::non_negative("alpha", self.alpha)?;
+        check::non_negative("beta", self.beta)?;
+        check::non_negative("gamma", self.gamma)?;
+        if self.alpha > self.beta {
+            return Err(format!(
+                "alpha = {} must not exceed beta = {}",
+                self.alpha, self.beta
+            ));
+        }
+        Ok(self)
     }
 }
 
@@ -174,7 +190,10 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "vegas",
     source: "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
     defaults: default_params::<VegasParams>,
-    build: |params: &Params, init: &Init| Ok(Box::new(Vegas::new(parse_params(params)?, init))),
+    build: |params: &Params, init: &Init| {
+        let params = parse_params::<VegasParams>(params)?.checked()?;
+        Ok(Box::new(Vegas::new(params, init)))
+    },
 };
 
 #[cfg(test)]

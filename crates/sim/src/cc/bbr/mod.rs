@@ -26,6 +26,7 @@ use self::filters::{MaxFilter, MinRtt};
 use self::full_pipe::FullPipe;
 use self::modes::{GainCycle, Mode, ProbeRtt, HIGH_GAIN, MIN_CWND_PKTS};
 use self::recovery::{Recovery, RecoveryCwnd};
+use super::check;
 use super::common::{default_params, parse_params};
 use super::registry::{Algorithm, Params};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, RateSample};
@@ -65,6 +66,16 @@ impl Default for BbrParams {
             min_rtt_window_ns: 10 * NS_PER_SEC,
             probe_rtt_duration_ns: 200 * NS_PER_MS,
         }
+    }
+}
+
+impl BbrParams {
+    fn checked(self) -> Result<Self, String> {
+        check::positive("cwnd_gain", self.cwnd_gain)?;
+        check::at_least_one("bw_window_rounds", self.bw_window_rounds)?;
+        check::at_least_one("min_rtt_window_ns", self.min_rtt_window_ns)?;
+        check::at_least_one("probe_rtt_duration_ns", self.probe_rtt_duration_ns)?;
+        Ok(self)
     }
 }
 
@@ -362,7 +373,10 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "bbr",
     source: "Cardwell et al., ACM Queue 2016 (BBR v1); Linux net/ipv4/tcp_bbr.c",
     defaults: default_params::<BbrParams>,
-    build: |params: &Params, init: &Init| Ok(Box::new(Bbr::new(parse_params(params)?, init))),
+    build: |params: &Params, init: &Init| {
+        let params = parse_params::<BbrParams>(params)?.checked()?;
+        Ok(Box::new(Bbr::new(params, init)))
+    },
 };
 
 #[cfg(test)]

@@ -1,0 +1,64 @@
+"""What keeps tcpeval's processes from outliving or trampling on one another: children that
+die with their parent, and locks that say who holds them.
+
+A child given `die_with_parent` gets PR_SET_PDEATHSIG(SIGKILL), so that a `kill -9` of the
+process that started it (a sweep, a lab run) takes it along instead of leaving it running for
+nobody. A `held` lock is an flock on a file that also names its holder, so the process told to
+wait can say who it waits for; the kernel drops the lock when the holder dies, however.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1
+
+
+class Locked(Exception):
+    """Another process holds the lock; the text names it (pid, host, since when)."""
+
+
+def die_with_parent(parent: int | None = None) -> None:
+    """Ask the kernel to SIGKILL this process when the thread that started it exits. Given
+    the `parent`'s pid, exit at once if it is gone already: a child that took a while to start
+    (a pool worker unpickling its initializer imports tcpeval) may have missed its death."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
+@contextmanager
+def held(path: Path, wait_s: float = 0.0) -> Iterator[None]:
+    """Hold the lock file `path` (made if missing); Locked when another process keeps it past
+    `wait_s`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as lock:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    lock.seek(0)
+                    raise Locked(lock.read().strip() or "another process") from None
+                time.sleep(0.2)
+        lock.seek(0)
+        lock.truncate()
+        since = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        lock.write(f"pid {os.getpid()} on {socket.gethostname()} since {since}")
+        lock.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
