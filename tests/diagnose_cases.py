@@ -10,6 +10,7 @@ the lab removes its namespaces, the cgroups are removed here.
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -72,14 +73,20 @@ def run_case(case: Case, out: Path) -> Diagnosis:
         secret = secret_file(Path(tmp))
         serve = [str(probe_binary()), "serve", "--listen", f"{ends.receiver_ip}:0",
                  "--secret-file", str(secret)]  # fmt: skip
-        server = spawn(ends.receiver_ns, serve)
+        if case.server_cpu_share is None:
+            server = spawn(ends.receiver_ns, serve)
+        else:
+            # Joined before it starts, and entered into the network namespace alone: `ip netns
+            # exec` mounts its own /sys, which would hide the cgroup's cpu.stat from the server
+            # (its throttled time is the evidence), where a real host's server sees it.
+            procs = stack.enter_context(cpu_cgroup(case.server_cpu_share))
+            enter = ["nsenter", f"--net=/run/netns/{ends.receiver_ns}"]
+            server = subprocess.Popen(
+                [*_join(procs), *enter, *serve], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True,
+            )  # fmt: skip
         stack.callback(stop, server)
         address = listening_address(server, "the probe server")
-        if case.server_cpu_share is not None:
-            # `ip netns exec` execs the server: its pid is the server's. It is idle until the
-            # diagnosis connects, and its threads inherit the group.
-            group = stack.enter_context(cpu_cgroup(case.server_cpu_share))
-            group.write_text(str(server.pid))
         wrapper: tuple[str, ...] = ("ip", "netns", "exec", ends.sender_ns)
         disk_dir = None
         if case.client_read_bytes_per_s is not None:

@@ -16,7 +16,8 @@ def tcp(goodput_bps: float, **changes: Any) -> TcpEvidence:
     fields = {
         "streams": 1, "goodput_bps": goodput_bps, "srtt_ms": 40.0, "min_rtt_ms": 40.0,
         "mss_bytes": 1448, "retransmits": 0, "segments_sent": 100_000, "loss_rate": 0.0,
-        "rwnd_limited": 0.0, "sndbuf_limited": 0.0, "advertised_window_bytes": 3e6,
+        "rwnd_limited": 0.0, "sndbuf_limited": 0.0, "app_limited": 0.0,
+        "advertised_window_bytes": 3e6, "zero_window": 0.0,
         "mathis_bps": None,
     }  # fmt: skip
     return TcpEvidence(**(fields | changes))
@@ -62,6 +63,17 @@ def test_a_starved_receiver_is_the_cause_of_its_closed_window():
     assert "quota" in verdict.headline
 
 
+def test_a_closed_window_with_a_throttled_receiver_is_its_cpu():
+    # Measured on a lab path (server capped at 1 ms of CPU per second): the window closed in
+    # 45% of the samples, rwnd-limited 66%, throttled 5.5% of the time, a thread waiting 6.6%.
+    starved = cpu("server", throttled=0.055, most_waiting_thread=0.066)
+    closed = tcp(17e6, rwnd_limited=0.66, advertised_window_bytes=512.0, zero_window=0.45)
+    assert decide(evidence(closed, cpu=[cpu("client"), starved])).limit == "cpu"
+    # A small buffer keeps the window open at its size: that is the window, not the CPU.
+    small = tcp(16e6, rwnd_limited=0.9, advertised_window_bytes=80_000.0)
+    assert decide(evidence(small, cpu=[cpu("client"), starved])).limit == "receiver_window"
+
+
 def test_the_more_starved_end_is_named():
     ends = [cpu("client", most_waiting_thread=0.55), cpu("server", most_waiting_thread=0.9)]
     assert "(server)" in decide(evidence(tcp(30e6), cpu=ends)).headline
@@ -80,6 +92,13 @@ def test_send_buffer():
     verdict = decide(evidence(tcp(20e6, sndbuf_limited=0.9)))
     assert verdict.limit == "send_buffer"
     assert "wmem" in verdict.advice[0]
+
+
+def test_a_greedy_senders_empty_queue_counts_for_its_send_buffer():
+    # Measured on a lab path with tcp_wmem capped at 64 KiB: 30% sndbuf-limited, and half of
+    # the samples app-limited although the probe never stops writing.
+    assert decide(evidence(tcp(7e6, sndbuf_limited=0.3, app_limited=0.51))).limit == "send_buffer"
+    assert decide(evidence(tcp(7e6, app_limited=0.9))).limit == "unexplained"
 
 
 def test_loss_advises_streams_from_mathis_and_lists_the_predictions():

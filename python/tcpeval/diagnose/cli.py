@@ -41,7 +41,7 @@ def diagnose_command(
     target = Target(server=_server(host, DEFAULT_PORT), secret_file=str(secret_file))
     try:
         diagnosis = diagnose(target, out, seconds, streams, path)
-    except ProbeError as e:
+    except (ProbeError, FileExistsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         typer.echo("interrupted: no diagnosis (each step's raw output is kept in --out)", err=True)

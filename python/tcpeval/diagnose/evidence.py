@@ -55,8 +55,14 @@ class TcpEvidence(BaseModel):
     # Shares of the time the sender had data to send (tcpi_busy_time).
     rwnd_limited: float
     sndbuf_limited: float
-    # The window the receiver advertised (tcpi_snd_wnd), median over the second half.
+    # Share of samples the kernel flagged application-limited: nothing left to send. The
+    # probe's sender never stops writing, so for it this is time the send buffer would not
+    # take more (the kernel's sndbuf-limited clock stops as soon as space frees).
+    app_limited: float
+    # The window the receiver advertised (tcpi_snd_wnd), median over the second half, and
+    # the share of the second half's samples in which it was closed (under two segments).
     advertised_window_bytes: float
+    zero_window: float
     # Mathis et al. at the measured loss rate and RTT, per stream; None without loss.
     mathis_bps: float | None
 
@@ -157,7 +163,9 @@ def tcp_evidence(result: Result) -> TcpEvidence:
         loss_rate=loss,
         rwnd_limited=_share(finals["rwnd_limited_s"].sum(), busy),
         sndbuf_limited=_share(finals["sndbuf_limited_s"].sum(), busy),
+        app_limited=float(flows["app_limited"].mean()),
         advertised_window_bytes=float(second_half["snd_wnd_bytes"].median()),
+        zero_window=float((second_half["snd_wnd_bytes"] < 2 * mss).mean()),
         mathis_bps=mathis,
     )
 

@@ -41,6 +41,10 @@ CPU_STARVED = 0.5
 # as window (tcp_adv_win_scale), and a send buffer holds unacknowledged and unsent data.
 BUFFER_BDP_FACTOR = 2
 MAX_STREAMS = 128
+# The window was closed (under two segments) in this share of the samples or more.
+CLOSED_SHARE = 0.1
+# Held back at all: a throttled or waiting share this large is not noise.
+READER_THROTTLED = 0.02
 
 
 class Verdict(BaseModel):
@@ -121,11 +125,17 @@ def _path_capacity(e: Evidence) -> Verdict | None:
 
 
 def _cpu(e: Evidence) -> Verdict | None:
-    bound = [c for c in e.cpu if _cpu_bound(c)]
+    bound = [c for c in e.cpu if _cpu_bound(c) or _starved_reader(e, c)]
     if not bound:
         return None
     worst = max(bound, key=_cpu_severity)
-    if _throttled(worst):
+    if _starved_reader(e, worst):
+        what = (
+            f"it stopped reading (its window closed) while its cgroup's CPU quota throttled it "
+            f"{worst.throttled or 0:.0%} of the time, and a thread waited for a CPU "
+            f"{worst.most_waiting_thread:.0%}"
+        )
+    elif _throttled(worst):
         what = f"throttled by its cgroup's CPU quota {worst.throttled:.0%} of the time"
     elif worst.most_waiting_thread >= CPU_STARVED:
         what = f"a thread waited for a CPU {worst.most_waiting_thread:.0%} of the time"
@@ -150,6 +160,16 @@ def _cpu(e: Evidence) -> Verdict | None:
 def _cpu_bound(c: CpuEvidence) -> bool:
     starved = _throttled(c) or c.most_waiting_thread >= CPU_STARVED
     return starved or c.busiest_thread >= CPU_BOUND_THREAD
+
+
+def _starved_reader(e: Evidence, c: CpuEvidence) -> bool:
+    """A receiver whose window kept closing (a small buffer keeps it open at its size) while
+    its CPU was held back: the application did not get to read. On Linux 6.x a quota
+    throttles a task only on its way back to user space, so the copy in recv() runs and
+    little throttled time shows — any at all, with the window closing, is the evidence."""
+    closed = e.single.zero_window >= CLOSED_SHARE
+    held = (c.throttled or 0.0) >= READER_THROTTLED or c.most_waiting_thread >= READER_THROTTLED
+    return c.role == "receiver" and e.single.rwnd_limited >= DOMINANT and closed and held
 
 
 def _cpu_severity(c: CpuEvidence) -> float:
@@ -180,15 +200,19 @@ def _receiver_window(e: Evidence) -> Verdict | None:
 
 
 def _send_buffer(e: Evidence) -> Verdict | None:
-    if e.single.sndbuf_limited < DOMINANT:
+    held = min(1.0, e.single.sndbuf_limited + e.single.app_limited)
+    if e.single.sndbuf_limited == 0 or held < DOMINANT:
         return None
     return Verdict(
         limit="send_buffer",
-        headline=(
-            f"send-buffer limited: the sender's buffer held it back "
-            f"{e.single.sndbuf_limited:.0%} of its busy time"
-        ),
-        evidence=[_goodput_line(e), _udp_line(e)],
+        headline=(f"send-buffer limited: the sender's buffer held it back {held:.0%} of the time"),
+        evidence=[
+            f"sndbuf-limited {e.single.sndbuf_limited:.0%} of the busy time, and nothing "
+            f"left to send in {e.single.app_limited:.0%} of the samples of a sender that never "
+            "stops writing",
+            _goodput_line(e),
+            _udp_line(e),
+        ],
         advice=_buffer_advice(e, "wmem", "sender"),
     )
 
