@@ -94,7 +94,8 @@ class Probe:
 
     def run(self, scenario: Scenario) -> Result:
         group = scenario.flow[0]
-        window_pkts = window_limit_pkts(group, scenario.route_rate_bps(scenario.route(group)))
+        route_rate_bps = scenario.route_rate_bps(scenario.route(group))
+        window_pkts = window_limit_pkts("flow[0]", group, route_rate_bps)
         settings = TcpSettings(
             server=os.environ[SERVER],
             secret_file=os.environ[SECRET_FILE],
