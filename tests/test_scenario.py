@@ -43,12 +43,8 @@ def test_defaults_fill_what_the_file_leaves_out() -> None:
         None,
         None,
     )
-    assert (flow.mss.bytes, flow.sack, flow.delayed_ack, flow.initial_cwnd) == (
-        1448,
-        True,
-        True,
-        10,
-    )
+    assert (flow.mss.bytes, flow.sack, flow.delayed_ack, flow.host) == (1448, True, True, "linux")
+    assert flow.behaviour().initial_cwnd_pkts(flow.mss.bytes) == 10
     assert (flow.min_rto.ns, flow.drop_at) == (200_000_000, [])
     assert (flow.route, flow.direction, flow.drop_every, flow.pacing, flow.streams) == (
         None,
@@ -94,6 +90,9 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "sack": True,
                 "delayed_ack": True,
                 "sack_compression": True,
+                "window_reduction": "prr",
+                "loss_detection": "rack",
+                "lost_retransmission": "resend",
                 "window_pkts": 44,  # 64 000 bytes hold 44 whole segments of 1448
                 "initial_cwnd_pkts": 10,
                 "min_rto_ns": 200_000_000,

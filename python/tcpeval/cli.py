@@ -428,6 +428,18 @@ def cc_list() -> None:
     _wide().print(table)
 
 
+@app.command("hosts")
+def list_hosts() -> None:
+    """The host profiles (`flow.host`): each loss-recovery switch they set, and its meaning."""
+    from tcpeval.scenario.hosts import PROFILES, SWITCH_MEANINGS, SWITCHES
+
+    table = Table("switch", *PROFILES, "meaning", show_lines=True)
+    for switch in SWITCHES:
+        values = [str(getattr(host, switch)).lower() for host in PROFILES.values()]
+        table.add_row(switch, *values, SWITCH_MEANINGS[switch])
+    _wide().print(table)
+
+
 def _wide() -> Console:
     """The console for a wide table: piped, rich would lay it out in 80 columns and cut it."""
     return Console(width=max(console.width, WIDE_TABLE_COLUMNS))

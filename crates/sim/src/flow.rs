@@ -126,6 +126,7 @@ impl Flow {
             min_rto_ns: spec.min_rto_ns,
             pacing_gap_ns: spec.pacing_gap_ns,
             pacing_rate_bps: spec.pacing_rate_bps,
+            recovery: spec.recovery(),
         };
         let mut drops_due_ns: Vec<u64> = spec.drop_at_ns.clone();
         drops_due_ns.sort_unstable();

@@ -18,6 +18,7 @@
 use serde::Deserialize;
 
 use crate::error::{Field, ScenarioError};
+use crate::tcp::host::{LossDetection, LostRetransmission, Recovery, WindowReduction};
 
 /// Bytes of IP + TCP header (with the timestamp option) on every segment: a 1448-byte MSS
 /// fills a 1500-byte MTU, as on the Linux testbeds of the studies.
@@ -104,6 +105,10 @@ pub struct Flow {
     pub sack: bool,
     pub delayed_ack: bool,
     pub sack_compression: bool,
+    /// The host's loss recovery (`flow.host` resolved into its switches).
+    pub window_reduction: WindowReduction,
+    pub loss_detection: LossDetection,
+    pub lost_retransmission: LostRetransmission,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
     pub min_rto_ns: u64,
@@ -166,6 +171,14 @@ impl Flow {
     /// Bytes of one full-sized data packet on the wire.
     pub fn packet_bytes(&self) -> u32 {
         self.mss_bytes + HEADER_BYTES
+    }
+
+    pub fn recovery(&self) -> Recovery {
+        Recovery {
+            window_reduction: self.window_reduction,
+            loss_detection: self.loss_detection,
+            lost_retransmission: self.lost_retransmission,
+        }
     }
 }
 

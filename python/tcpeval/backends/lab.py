@@ -20,6 +20,7 @@ from tcpeval.lab.run import run_lab
 from tcpeval.probe.binary import find_binary, probe_binary
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario
+from tcpeval.scenario.hosts import PROFILES, HostBehaviour
 from tcpeval.units import Rate
 
 REFUSED = {
@@ -75,13 +76,34 @@ class Lab:
                 problems.append(Problem(f"{path}.cc", group.cc.name, reason))
             if group.pacing is not None and not isinstance(group.pacing, Rate):
                 problems.append(Problem(f"{path}.pacing", group.pacing.given, "give a rate"))
-            if group.sack_compression != scenario.flow[0].sack_compression:
+            host = group.behaviour()
+            if host.sack_compression != scenario.flow[0].behaviour().sack_compression:
                 reason = "one receiver for every group: the same in every [[flow]]"
-                problems.append(Problem(f"{path}.sack_compression", group.sack_compression, reason))
+                problems.append(Problem(f"{path}.sack_compression", host.sack_compression, reason))
+            problems += _kernel_recovery(path, group.host, host)
         return problems
 
     def run(self, scenario: Scenario) -> Result:
         return run_lab(scenario)
+
+
+KERNEL_RECOVERY = PROFILES["linux"]
+"""What this kernel does in recovery and cannot be told otherwise (PRR, resending a lost
+retransmission); its loss detection is a setting (`tcp_recovery`)."""
+
+
+def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Problem]:
+    """The host switches this kernel cannot honour, named by the key that asked for them
+    (`host` itself when the profile's default did)."""
+    problems = []
+    for key in ("window_reduction", "lost_retransmission"):
+        wanted, kernel_does = getattr(host, key), getattr(KERNEL_RECOVERY, key)
+        if wanted != kernel_does:
+            asked_by = key if PROFILES[host_name].model_dump()[key] != wanted else "host"
+            value = wanted if asked_by == key else host_name
+            reason = f"is not supported: this kernel's {key.replace('_', ' ')} is {kernel_does}"
+            problems.append(Problem(f"{path}.{asked_by}", value, reason))
+    return problems
 
 
 BACKEND = Lab()

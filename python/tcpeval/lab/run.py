@@ -492,6 +492,8 @@ def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
         "net.ipv4.tcp_rmem": f"4096 131072 {buffer_bytes}",
         # Linux's default; 0 acknowledges every segment while a hole is open.
         "net.ipv4.tcp_comp_sack_nr": "44" if flow["sack_compression"] else "0",
+        # Bit 1 is RACK loss detection (Linux's default); without it, DupThresh alone.
+        "net.ipv4.tcp_recovery": "1" if flow["loss_detection"] == "rack" else "0",
     }
 
 

@@ -103,7 +103,9 @@ def resolution(scenario: Scenario) -> Resolution:
 
 
 def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
-    """A flow of `table` with every key the contract asks for at its default."""
+    """A flow of `table` with every key the contract asks for at its default (the host's,
+    where its profile sets one)."""
+    host = table.behaviour()
     return {
         "group": group,
         "cc": table.cc.resolved(),
@@ -114,9 +116,12 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "mss_bytes": DEFAULT_MSS.bytes,
         "sack": True,
         "delayed_ack": True,
-        "sack_compression": True,
+        "sack_compression": host.sack_compression,
+        "window_reduction": host.window_reduction,
+        "loss_detection": host.loss_detection,
+        "lost_retransmission": host.lost_retransmission,
         "window_pkts": None,
-        "initial_cwnd_pkts": 10,
+        "initial_cwnd_pkts": host.initial_cwnd_pkts(table.mss_bytes),
         "min_rto_ns": 200_000_000,
         "drop_at_ns": [],
         "route": scenario.route(table),
@@ -140,11 +145,9 @@ def _group_flows(
         "mss_bytes": table.mss.bytes,
         "sack": table.sack,
         "delayed_ack": table.delayed_ack,
-        "sack_compression": table.sack_compression,
         "window_pkts": window_pkts(
             f"flow[{group}]", table, scenario.route_rate_bps(scenario.route(table))
         ),
-        "initial_cwnd_pkts": table.initial_cwnd,
         "min_rto_ns": table.min_rto.ns,
         "drop_at_ns": [time.ns for time in table.drop_at],
         "reverse": table.direction == "reverse",
@@ -288,10 +291,17 @@ def describe(scenario: Scenario) -> dict[str, Any]:
         entry["route"] = scenario.route(table)
         if isinstance(table, TcpTraffic):
             entry["cc"] = table.cc.with_defaults()
+            entry |= _host_switches(table)
     for index, (group, entry) in enumerate(zip(scenario.flow, described["flow"], strict=True)):
         rate_bps = scenario.route_rate_bps(scenario.route(group))
         entry["window_pkts"] = window_pkts(f"flow[{index}]", group, rate_bps)
     return described
+
+
+def _host_switches(table: TcpTraffic) -> dict[str, Any]:
+    """The switches the table's host profile resolves to, its initial window in segments."""
+    host = table.behaviour()
+    return host.model_dump() | {"initial_cwnd": host.initial_cwnd_pkts(table.mss_bytes)}
 
 
 def _at(path: str) -> int:

@@ -27,6 +27,15 @@ from tcpeval.scenario.fields import (
     SizeField,
     Strict,
 )
+from tcpeval.scenario.hosts import (
+    PROFILES,
+    SWITCHES,
+    HostBehaviour,
+    HostName,
+    LossDetection,
+    LostRetransmission,
+    WindowReduction,
+)
 from tcpeval.units import Duration, Rate, Size, parse_duration, parse_rate, parse_size
 
 DEFAULT_MSS = parse_size(1448)
@@ -102,10 +111,25 @@ class TcpTraffic(Strict):
         description="Names of the links the data crosses, in order. Default: the bottleneck "
         "(or the first [[link]]).",
     )
+    host: HostName = Field(
+        default="linux",
+        description="The sending host's TCP beyond its congestion control (loss detection, "
+        "window reduction in recovery, initial window, SACK compression): 'linux' (a current "
+        "kernel), 'linux-2.6' (the kernels of the 2003-2008 studies) or 'rfc' (the textbook, "
+        "and this simulator before host profiles). `tcpeval hosts` lists them. Default: linux.",
+    )
 
     @property
     def packet_bytes(self) -> int:
         return DEFAULT_MSS.bytes + HEADER_BYTES
+
+    @property
+    def mss_bytes(self) -> int:
+        return DEFAULT_MSS.bytes
+
+    def behaviour(self) -> HostBehaviour:
+        """The host's switches: its profile's defaults."""
+        return PROFILES[self.host]
 
     def check(self, path: str) -> None:
         """Constraints between this table's own keys."""
@@ -157,12 +181,32 @@ class FlowGroup(TcpTraffic):
     )
     sack: bool = Field(default=True, description="Selective acknowledgements. Default: true.")
     delayed_ack: bool = Field(default=True, description="ACK every second packet. Default: true.")
-    sack_compression: bool = Field(
-        default=True,
+    sack_compression: bool | None = Field(
+        default=None,
         description="While a hole is open the receiver sends three duplicate ACKs at once, "
         "then one SACK per 1 ms (5% of the RTT below 20 ms) or per 45 segments, as Linux does "
         "from 4.18 (tcp_comp_sack_*). false: an ACK for every segment while a hole is open "
-        "(RFC 5681 §4.2, older kernels). Default: true.",
+        "(RFC 5681 §4.2, older kernels). Default: the host's (linux, rfc: true; linux-2.6: "
+        "false).",
+    )
+    window_reduction: WindowReduction | None = Field(
+        default=None,
+        description="How the flight falls to ssthresh in fast recovery: 'prr' (Proportional "
+        "Rate Reduction, RFC 9937), 'rate-halving' (Linux 2.6) or 'rfc6675' (at once). "
+        "Default: the host's (linux: prr; linux-2.6: rate-halving; rfc: rfc6675).",
+    )
+    loss_detection: LossDetection | None = Field(
+        default=None,
+        description="With SACK, when a hole is lost: 'rack' (once a segment sent after it is "
+        "SACKed, in recovery or with three SACKed: RFC 8985 as Linux runs it) or 'dupthresh' "
+        "(three SACKed segments above it, RFC 6675). Default: the host's (linux: rack; "
+        "linux-2.6, rfc: dupthresh).",
+    )
+    lost_retransmission: LostRetransmission | None = Field(
+        default=None,
+        description="A retransmission found lost: 'resend' it within the same recovery "
+        "(Linux) or 'reduce' the window a second time (RFC 5681 §4.3). Default: the host's "
+        "(linux, linux-2.6: resend; rfc: reduce).",
     )
     window: BufferField | None = Field(
         default=None,
@@ -170,12 +214,13 @@ class FlowGroup(TcpTraffic):
         "('1000pkt') or a share of this flow's own BDP at the slowest link of its route "
         "('100%bdp'). Default: unlimited.",
     )
-    initial_cwnd: int = Field(
-        default=10,
+    initial_cwnd: int | None = Field(
+        default=None,
         ge=1,
         le=MAX_INITIAL_CWND,
         description=f"Initial window, packets, at most {MAX_INITIAL_CWND:,} (the simulator "
-        "never sends more than a few times what the path holds). Default: 10.",
+        "never sends more than a few times what the path holds). Default: the host's "
+        "(linux, rfc: 10; linux-2.6: RFC 3390's, 3 segments of 1448 bytes).",
     )
     min_rto: PositiveTime = Field(
         default=parse_duration("200ms"), description="Lower bound of the RTO. Default: 200ms."
@@ -209,6 +254,15 @@ class FlowGroup(TcpTraffic):
     @property
     def packet_bytes(self) -> int:
         return self.mss.bytes + HEADER_BYTES
+
+    @property
+    def mss_bytes(self) -> int:
+        return self.mss.bytes
+
+    def behaviour(self) -> HostBehaviour:
+        """The host's switches: its profile's defaults, with those this table sets itself."""
+        own = {key: getattr(self, key) for key in SWITCHES if getattr(self, key) is not None}
+        return PROFILES[self.host].model_copy(update=own)
 
     def check(self, path: str) -> None:
         jitter = self.start_jitter

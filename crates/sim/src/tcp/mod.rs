@@ -3,9 +3,11 @@
 //! packets go out into a caller's buffer, deadlines are returned for the caller to schedule.
 
 pub mod appdata;
+pub mod host;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
+pub mod reduction;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;

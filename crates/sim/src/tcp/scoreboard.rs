@@ -229,9 +229,26 @@ impl Scoreboard {
     /// are SACKed. Every un-SACKed segment below the DupThresh-th highest SACKed one is
     /// therefore lost. Returns how many were newly marked.
     pub fn mark_lost_by_sack(&mut self) -> u64 {
-        let Some(limit) = self.dup_thresh_sacked_seq() else {
-            return 0;
-        };
+        match self.dup_thresh_sacked_seq() {
+            Some(limit) => self.mark_lost_below(limit),
+            None => 0,
+        }
+    }
+
+    /// RACK (RFC 8985 §6.2) with no reordering window, as Linux runs it once recovery has
+    /// begun or DupThresh segments are SACKed: a segment is lost once one sent after it has
+    /// been delivered. Segments never retransmitted left in sequence order, so every one not
+    /// SACKed below the highest SACKed segment is lost (retransmissions are judged by
+    /// [`Self::mark_lost_retransmissions`]). Returns how many were newly marked.
+    pub fn mark_lost_below_highest_sacked(&mut self) -> u64 {
+        match self.sacked_ranges.back() {
+            Some(&(_, end)) => self.mark_lost_below(end - 1),
+            None => 0,
+        }
+    }
+
+    /// Mark every segment below `limit` that is neither SACKed nor already lost.
+    fn mark_lost_below(&mut self, limit: u64) -> u64 {
         let mut newly = 0;
         let mut seq = self.lost_scan.max(self.snd_una);
         while seq < limit {
@@ -441,6 +458,21 @@ mod tests {
         .collect();
         assert_eq!(lost, vec![0, 1, 3, 4]);
         assert_eq!(counters(&b), b.recount());
+    }
+
+    #[test]
+    fn rack_takes_every_hole_below_the_highest_sacked_segment_for_lost() {
+        // The same SACKs as above: RFC 6675 waits for three SACKed segments above a hole, RACK
+        // with no reordering window needs only one segment sent later.
+        let mut b = board(20);
+        b.sack(2, 3, |_| ());
+        b.sack(5, 6, |_| ());
+        b.sack(8, 10, |_| ());
+        assert_eq!(b.mark_lost_below_highest_sacked(), 6, "0, 1, 3, 4, 6, 7");
+        assert_eq!(b.mark_lost_by_sack(), 0, "nothing more for DupThresh to find");
+        assert_eq!(b.mark_lost_below_highest_sacked(), 0);
+        assert_eq!(counters(&b), b.recount());
+        assert_eq!(b.in_flight(), 20 - 4 - 6);
     }
 
     #[test]

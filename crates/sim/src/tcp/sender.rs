@@ -1,18 +1,22 @@
 //! The TCP sender: what to send and when, loss detection and recovery, the retransmission
 //! timer, and the calls into the congestion controller.
 //!
-//! Recovery follows RFC 6675 with SACK (a hole is lost once three segments above it are
-//! SACKed; the sender keeps `pipe < cwnd`, retransmitting lost segments first) and RFC 6582
-//! NewReno without it (three duplicate ACKs or a partial ACK mark the first unacknowledged
-//! segment lost; duplicate ACKs stand in for SACKed segments in `pipe`, as in Linux). Either
-//! way the controller is told once per window (`on_congestion`) and sets cwnd = ssthresh;
-//! the window is not inflated. A retransmission found lost (RACK, RFC 8985 §6.2) is a second
-//! indication of congestion and lowers the window again (RFC 5681 §4.3). Timeouts follow
-//! RFC 6298 (see `rtt.rs`).
+//! Recovery follows RFC 6675 with SACK (the sender keeps `pipe < cwnd`, retransmitting lost
+//! segments first) and RFC 6582 NewReno without it (three duplicate ACKs or a partial ACK
+//! mark the first unacknowledged segment lost; duplicate ACKs stand in for SACKed segments in
+//! `pipe`, as in Linux). Either way the controller is told once per window (`on_congestion`)
+//! and sets cwnd = ssthresh; the window is not inflated. The host's switches (`host.rs`) say
+//! the rest: whether a hole is lost after three SACKed segments above it (RFC 6675) or after
+//! one sent later (RACK, RFC 8985); how the flight falls to ssthresh (at once, PRR or rate
+//! halving: `reduction.rs`); and whether a retransmission found lost (RACK, RFC 8985 §6.2)
+//! lowers the window a second time (RFC 5681 §4.3) or is simply sent again, as Linux does.
+//! Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
+use super::host::{LossDetection, LostRetransmission, Recovery};
 use super::pacer::Pacer;
 use super::rate::RateSampler;
+use super::reduction::{RecoveryAck, Reduction};
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
@@ -32,6 +36,7 @@ pub struct SenderConfig {
     pub pacing_gap_ns: Option<u64>,
     /// A cap on the sending rate, payload bits/s (a host or `fq` rate limit).
     pub pacing_rate_bps: Option<u64>,
+    pub recovery: Recovery,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,6 +89,10 @@ pub struct Sender {
     recovery_point: u64,
     /// When the window was last reduced (recovery entered, or the timer fired).
     reduced_at_ns: u64,
+    /// How the flight falls to ssthresh during fast recovery.
+    reduction: Reduction,
+    /// The controller sets cwnd during recovery itself (BBR): no reduction of the sender's.
+    cc_owns_recovery: bool,
     rto: Timer,
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
@@ -116,6 +125,8 @@ impl Sender {
     ) -> Self {
         let rtt = RttEstimator::new(cfg.min_rto_ns);
         let pacer = Pacer::new(cfg.mss_bytes, cfg.pacing_gap_ns, cfg.pacing_rate_bps);
+        let reduction = Reduction::new(cfg.recovery.window_reduction);
+        let cc_owns_recovery = cc.owns_recovery();
         let mut sender = Self {
             flow,
             cfg,
@@ -126,6 +137,8 @@ impl Sender {
             ca_state: CaState::Open,
             recovery_point: 0,
             reduced_at_ns: 0,
+            reduction,
+            cc_owns_recovery,
             rto: Timer::default(),
             send_timer: Timer::default(),
             pacer,
@@ -187,17 +200,19 @@ impl Sender {
         if let Some(r) = rtt_ns {
             self.rtt.on_sample(r);
         }
-        let mut lost = self.mark_losses(cum_ack > prior_una);
+        let progressed = cum_ack > prior_una;
+        let mut lost = self.mark_losses(progressed);
         let lost_retx = match delivered.newest_sent_ns {
-            // RFC 8985 §6.2: the reordering window is a quarter of the minimum RTT.
             Some(newest_ns) => self
                 .board
-                .mark_lost_retransmissions(newest_ns, self.rtt.min_rtt_ns() / 4),
+                .mark_lost_retransmissions(newest_ns, self.reordering_window_ns()),
             None => LostRetransmissions::default(),
         };
         lost += lost_retx.count;
         self.update_ca_state(now_ns, prior_in_flight);
-        if self.lost_a_retransmission_since_the_cut(lost_retx) {
+        if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
+            && self.lost_a_retransmission_since_the_cut(lost_retx)
+        {
             self.enter_recovery(now_ns, prior_in_flight);
         }
         let sample = self.rate.finish_ack(now_ns, self.rtt.min_rtt_ns());
@@ -218,7 +233,15 @@ impl Sender {
             self.cc.on_ack(&info, &path);
             self.cc_changed();
         }
-        if cum_ack > prior_una {
+        if self.ca_state == CaState::Recovery {
+            self.reduction.on_ack(RecoveryAck {
+                delivered_pkts: acked,
+                in_flight_pkts: self.board.in_flight(),
+                snd_una_advanced: progressed,
+                newly_lost: lost > 0,
+            });
+        }
+        if progressed {
             self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
             if self.app.end_segment() == Some(cum_ack) {
                 self.stats.all_acked_ns = Some(now_ns);
@@ -283,7 +306,11 @@ impl Sender {
     /// Mark what this ACK shows lost. Returns how many segments were newly marked.
     fn mark_losses(&mut self, progressed: bool) -> u64 {
         if self.cfg.sack {
-            return self.board.mark_lost_by_sack();
+            return if self.rack_without_reordering_window() {
+                self.board.mark_lost_below_highest_sacked()
+            } else {
+                self.board.mark_lost_by_sack()
+            };
         }
         let partial_ack = progressed
             && self.ca_state == CaState::Recovery
@@ -294,6 +321,25 @@ impl Sender {
             self.board.mark_head_lost() // RFC 6582 §3.2 steps 2 and 3 (partial ACK)
         } else {
             0
+        }
+    }
+
+    /// Linux `tcp_rack_reo_wnd` on a path that has shown no reordering: RACK waits no time
+    /// for reordering once recovery has begun or DupThresh segments are SACKed.
+    fn rack_without_reordering_window(&self) -> bool {
+        self.cfg.recovery.loss_detection == LossDetection::Rack
+            && (matches!(self.ca_state, CaState::Recovery | CaState::Loss)
+                || self.board.sacked_out() >= DUP_THRESH)
+    }
+
+    /// How much later than a retransmission a delivered segment must have been sent for the
+    /// retransmission to count as lost: a quarter of the minimum RTT (RFC 8985 §6.2), or
+    /// none where RACK waits no time.
+    fn reordering_window_ns(&self) -> u64 {
+        if self.rack_without_reordering_window() {
+            0
+        } else {
+            self.rtt.min_rtt_ns() / 4
         }
     }
 
@@ -343,9 +389,11 @@ impl Sender {
             in_flight: in_flight as u32,
             lost: self.board.lost_out() as u32,
         };
+        let prior_cwnd_pkts = self.cwnd_pkts;
         let path = self.path();
         self.cc.on_congestion(&ev, &path);
         self.cc_changed();
+        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
     }
 
     /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
@@ -394,8 +442,9 @@ impl Sender {
 
     /// Send packet by packet until cwnd, the window, the pacing gate or the data runs out.
     fn send_burst(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        let cwnd_pkts = self.send_window_pkts();
         loop {
-            if self.board.in_flight() >= self.cwnd_pkts {
+            if self.board.in_flight() >= cwnd_pkts {
                 self.cwnd_limited = true;
                 return;
             }
@@ -444,6 +493,17 @@ impl Sender {
         }
     }
 
+    /// The window the flight is kept under: the controller's, or during fast recovery the
+    /// sender's own reduction towards it.
+    fn send_window_pkts(&self) -> u64 {
+        match self.reduction.cwnd_pkts() {
+            Some(cwnd_pkts) if self.ca_state == CaState::Recovery && !self.cc_owns_recovery => {
+                cwnd_pkts
+            }
+            _ => self.cwnd_pkts,
+        }
+    }
+
     fn wake_at(&mut self, deadline_ns: u64) {
         if let TimerAction::Schedule(t) = self.send_timer.set(deadline_ns) {
             self.wakeups.send_ns = Some(t);
@@ -472,6 +532,9 @@ impl Sender {
         let payload_bytes = self.app.payload_bytes(seq);
         out.push(Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes));
         self.stats.packets_sent += 1;
+        if self.ca_state == CaState::Recovery {
+            self.reduction.on_send();
+        }
         self.last_send_ns = now_ns;
         if self.rto.deadline_ns().is_none() {
             self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use tcpeval_sim::scenario::{AqmSpec, Flow, LinkSpec, LossSpec, Scenario};
+use tcpeval_sim::tcp::host::Recovery;
 use tcpeval_sim::{run, Output};
 
 pub const MS: u64 = 1_000_000;
@@ -23,6 +24,9 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         sack: true,
         delayed_ack: true,
         sack_compression: true,
+        window_reduction: Recovery::LINUX.window_reduction,
+        loss_detection: Recovery::LINUX.loss_detection,
+        lost_retransmission: Recovery::LINUX.lost_retransmission,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
@@ -34,6 +38,16 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         pacing_rate_bps: None,
         source_rate_bps: None,
         sink_rate_bps: None,
+    }
+}
+
+/// The flow with another host's loss recovery.
+pub fn on_host(flow: Flow, recovery: Recovery) -> Flow {
+    Flow {
+        window_reduction: recovery.window_reduction,
+        loss_detection: recovery.loss_detection,
+        lost_retransmission: recovery.lost_retransmission,
+        ..flow
     }
 }
 

@@ -11,6 +11,7 @@ use super::*;
 use crate::cc::reno::{self, RenoParams};
 use crate::cc::Init;
 use crate::packet::SackBlock;
+use crate::tcp::host::WindowReduction;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
 
 const MSS: u32 = 1000;
@@ -31,8 +32,13 @@ struct Harness {
 }
 
 impl Harness {
-    /// A bulk sender that has just sent its first window at t = 0.
+    /// A bulk sender of the textbook host that has just sent its first window at t = 0.
     fn start(sack: bool) -> Self {
+        Self::start_on(sack, Recovery::RFC)
+    }
+
+    /// The same on a host with the given loss recovery.
+    fn start_on(sack: bool, recovery: Recovery) -> Self {
         let cfg = SenderConfig {
             mss_bytes: MSS,
             sack,
@@ -40,6 +46,7 @@ impl Harness {
             min_rto_ns: 200 * MS,
             pacing_gap_ns: None,
             pacing_rate_bps: None,
+            recovery,
         };
         let init = Init {
             mss_bytes: MSS,
@@ -306,4 +313,61 @@ fn a_retransmission_sent_before_the_last_reduction_does_not_lower_the_window_aga
     );
     assert_eq!((h.events(), h.sender.ssthresh_pkts()), (events, ssthresh));
     assert_eq!(h.sender.ca_state(), CaState::Recovery);
+}
+
+/// What each ACK sends as segments 4, 5, … arrive one by one after the loss of segment 0.
+fn new_segments_per_ack_after_a_loss(recovery: Recovery) -> Vec<usize> {
+    let mut h = Harness::start_on(true, recovery);
+    h.lose_the_first_segment();
+    (5..=14)
+        .map(|sacked_end| h.ack(100 * MS, 0, &[(1, sacked_end)]).new.len())
+        .collect()
+}
+
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery_where_rfc_6675_pauses() {
+    // The window was 12 when segment 0 was found lost, ssthresh 6, and 11 segments are in
+    // flight after the fast retransmission. RFC 6675 sends nothing until pipe falls below 6
+    // (five ACKs), then one per ACK. PRR (RFC 9937) sends one per two ACKs while pipe is above
+    // ssthresh, then follows the ACK clock: the same data, without the pause.
+    let rfc = new_segments_per_ack_after_a_loss(Recovery::RFC);
+    assert_eq!(rfc, [0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
+    let prr = new_segments_per_ack_after_a_loss(Recovery {
+        window_reduction: WindowReduction::Prr,
+        ..Recovery::RFC
+    });
+    assert_eq!(prr, [0, 1, 0, 1, 0, 1, 0, 0, 1, 1]);
+}
+
+#[test]
+fn on_a_linux_host_a_lost_fast_retransmission_is_sent_again_without_a_second_reduction() {
+    // The case of `a_lost_fast_retransmission_lowers_the_window_a_second_time`, on a Linux
+    // host: RACK finds the retransmission of 0 lost (with no reordering window in recovery)
+    // and it goes out again inside the same recovery; ssthresh stays.
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.lose_the_first_segment();
+    let (ssthresh, recovery_point) = (h.sender.ssthresh_pkts(), h.sender.recovery_point);
+    let (_, at_230) = h.lose_a_fast_retransmission();
+    assert_eq!(at_230.retransmitted, [0]);
+    assert_eq!(h.events(), 1);
+    assert_eq!(h.sender.ssthresh_pkts(), ssthresh);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(h.sender.recovery_point, recovery_point, "the same episode");
+}
+
+#[test]
+fn rack_takes_every_hole_below_a_sacked_segment_for_lost_once_in_recovery() {
+    // Segments 0, 4 and 6 are lost; 1..4, 5 and 7 arrive. DupThresh needs three SACKed
+    // segments above a hole, so only 0 is lost; RACK, once recovery has begun, needs one sent
+    // after it, so 4 and 6 are lost too, and PRR lets the first of them out at once.
+    let blocks = [(7, 8), (5, 6), (1, 4)];
+    let mut rfc = Harness::start(true);
+    rfc.lose_the_first_segment();
+    rfc.ack(110 * MS, 0, &blocks);
+    assert_eq!(rfc.sender.board.lost_out(), 1);
+    let mut linux = Harness::start_on(true, Recovery::LINUX);
+    linux.lose_the_first_segment();
+    let sent = linux.ack(110 * MS, 0, &blocks);
+    assert_eq!(linux.sender.board.lost_out(), 3);
+    assert_eq!(sent.retransmitted, [4]);
 }

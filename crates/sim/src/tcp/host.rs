@@ -1,0 +1,64 @@
+//! How a host's TCP recovers from loss: the switches a host profile (`flow.host`: `linux`,
+//! `linux-2.6`, `rfc`) sets. The front end resolves the profile into these values
+//! (python/tcpeval/scenario/hosts.py); the sender only reads them.
+
+use serde::Deserialize;
+
+/// How cwnd falls to ssthresh during fast recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowReduction {
+    /// At once, when recovery begins (RFC 6675 §5 step 4.2, without RFC 5681's inflation).
+    Rfc6675,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB; Linux from 3.2).
+    Prr,
+    /// Rate halving: one segment less per two ACKs until ssthresh (Linux 2.6 `tcp_cwnd_down`).
+    RateHalving,
+}
+
+/// When a segment not yet SACKed is taken for lost (with SACK on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossDetection {
+    /// Once DupThresh (3) segments above it are SACKed (RFC 6675 §4 IsLost).
+    Dupthresh,
+    /// RACK (RFC 8985 §6) as Linux runs it on a path that has shown no reordering
+    /// (`tcp_rack_reo_wnd`): no reordering window once three segments are SACKed or recovery
+    /// has begun, so every hole sent before a SACKed segment is lost.
+    Rack,
+}
+
+/// What a retransmission found lost does to the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LostRetransmission {
+    /// A second indication of congestion: cwnd and ssthresh are lowered again (RFC 5681 §4.3).
+    Reduce,
+    /// Sent again within the same recovery, the window untouched (Linux: RACK marks it lost,
+    /// and recovery goes on).
+    Resend,
+}
+
+/// The loss-recovery switches of one sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recovery {
+    pub window_reduction: WindowReduction,
+    pub loss_detection: LossDetection,
+    pub lost_retransmission: LostRetransmission,
+}
+
+impl Recovery {
+    /// The textbook sender (`host = "rfc"`).
+    pub const RFC: Recovery = Recovery {
+        window_reduction: WindowReduction::Rfc6675,
+        loss_detection: LossDetection::Dupthresh,
+        lost_retransmission: LostRetransmission::Reduce,
+    };
+
+    /// A current Linux sender (`host = "linux"`).
+    pub const LINUX: Recovery = Recovery {
+        window_reduction: WindowReduction::Prr,
+        loss_detection: LossDetection::Rack,
+        lost_retransmission: LostRetransmission::Resend,
+    };
+}
