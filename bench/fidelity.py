@@ -13,6 +13,7 @@ Printed per row: the figure from each source, and the linux profile's ratio to t
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from collections.abc import Callable
@@ -184,15 +185,30 @@ def on_host(scenario: dict[str, Any], host: str) -> dict[str, Any]:
     return scenario | {"flow": [flow | {"host": host} for flow in scenario["flow"]]}
 
 
+RUNS: dict[str, list[Result] | None] = {}
+"""Runs already made, by scenario and backend: rows that read two figures of one case run it
+once."""
+
+
+def runs(scenario: dict[str, Any], backend: str, repeats: int) -> list[Result] | None:
+    """`repeats` runs with seeds 1.., or None where the backend has no answer."""
+    key = json.dumps([scenario, backend, repeats], sort_keys=True)
+    if key not in RUNS:
+        try:
+            RUNS[key] = [
+                backends.run(parse_scenario(scenario | {"seed": seed}), backend)
+                for seed in range(1, repeats + 1)
+            ]
+        except (ScenarioError, BackendError):
+            RUNS[key] = None
+    return RUNS[key]
+
+
 def measure(scenario: dict[str, Any], backend: str, figure: Figure, repeats: int) -> Any:
     """The mean figure over `repeats` seeds; 'n/a' where the backend has no answer; the lab's
     over its valid runs only ('void' when none was valid)."""
-    try:
-        results = [
-            backends.run(parse_scenario(scenario | {"seed": seed}), backend)
-            for seed in range(1, repeats + 1)
-        ]
-    except (ScenarioError, BackendError):
+    results = runs(scenario, backend, repeats)
+    if results is None:
         return "n/a"
     valid = [r for r in results if r.summary["backend"].get("valid", True)]
     figures = [f for f in map(figure, valid) if f is not None]
