@@ -1,6 +1,7 @@
 """Simulator speed on the reference dumbbell: 1 Gb/s, 100 ms, queue = 1 BDP, 30 s.
 
-    python bench/bench_sim.py [--cc reno cubic bbr] [--repeat 5] [--no-sack-compression]
+    python bench/bench_sim.py [--cc reno cubic bbr] [--repeat 5] [--host linux]
+        [--no-sack-compression]
 
 Prints, for one flow and for ten of each algorithm: packets delivered, events, wall seconds
 (timed inside the core, so Python start-up is not counted) and the rates per wall-second, and
@@ -8,8 +9,9 @@ each algorithm's 10-flow rate as a share of the first one's. Each case is the fa
 `--repeat` runs of the same deterministic scenario, and the repeats go round all the cases in
 turn: on a shared machine the same run can take twice as long for a few seconds, and taking
 turns keeps such a spell from landing on one algorithm only. A benchmark prints numbers for
-people to compare; it asserts nothing. `--no-sack-compression` gives every flow the receiver
-of Linux before 4.18, which ACKs every segment while a hole is open.
+people to compare; it asserts nothing. `--host` picks the senders' host profile (`rfc` is the
+simulator before host profiles); `--no-sack-compression` gives every flow the receiver of
+Linux before 4.18, which ACKs every segment while a hole is open.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ from typing import Any
 
 from tcpeval import simulate
 from tcpeval.scenario import cc_algorithms
+from tcpeval.scenario.hosts import PROFILES
 
 
-def dumbbell(cc: str, flows: int, sack_compression: bool) -> dict[str, Any]:
+def dumbbell(cc: str, flows: int, host: str, sack_compression: bool) -> dict[str, Any]:
+    flow = {"cc": cc, "rtt": "100ms", "count": flows, "host": host}
     return {
         "name": f"bench-{flows}x{cc}",
         "duration": "30s",
         "sample_interval": "1s",
         "bottleneck": {"rate": "1Gbps", "queue": "100%bdp"},
-        "flow": [{"cc": cc, "rtt": "100ms", "count": flows, "sack_compression": sack_compression}],
+        "flow": [flow if sack_compression else flow | {"sack_compression": False}],
     }
 
 
@@ -35,13 +39,13 @@ ROW = "{:<14}{:>16}{:>14}{:>9}{:>14}{:>14}"
 
 
 def fastest_runs(
-    cases: list[tuple[str, int]], repeat: int, sack_compression: bool
+    cases: list[tuple[str, int]], repeat: int, host: str, sack_compression: bool
 ) -> dict[tuple[str, int], dict[str, Any]]:
     """The fastest run of each case, the repeats taking turns across the cases."""
     fastest: dict[tuple[str, int], dict[str, Any]] = {}
     for _ in range(repeat):
         for cc, flows in cases:
-            backend = simulate(dumbbell(cc, flows, sack_compression)).summary["backend"]
+            backend = simulate(dumbbell(cc, flows, host, sack_compression)).summary["backend"]
             sim = backend["details"] | {"wall_seconds": backend["wall_seconds"]}
             best = fastest.get((cc, flows))
             if best is None or sim["wall_seconds"] < best["wall_seconds"]:
@@ -56,6 +60,7 @@ def main() -> None:
         "--cc", nargs="+", default=["reno"], choices=names, help="default: reno", metavar="CC"
     )
     parser.add_argument("--repeat", type=int, default=5, help="runs per case; default: 5")
+    parser.add_argument("--host", default="linux", choices=list(PROFILES), help="default: linux")
     parser.add_argument(
         "--no-sack-compression",
         action="store_true",
@@ -63,7 +68,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     cases = [(cc, flows) for cc in args.cc for flows in (1, 10)]
-    fastest = fastest_runs(cases, args.repeat, not args.no_sack_compression)
+    fastest = fastest_runs(cases, args.repeat, args.host, not args.no_sack_compression)
     print(ROW.format("case", "delivered pkts", "events", "wall s", "pkts/wall-s", "events/wall-s"))
     for (cc, flows), sim in fastest.items():
         delivered, events, wall_s = sim["packets_delivered"], sim["events"], sim["wall_seconds"]
