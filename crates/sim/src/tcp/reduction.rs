@@ -128,7 +128,13 @@ mod tests {
 
     /// One segment delivered per ACK, with snd_una held by the hole: what each ACK lets out,
     /// where the sender sends up to the window at once.
-    fn run(kind: WindowReduction, prior: u64, ssthresh: u64, mut pipe: u64, acks: usize) -> Vec<u64> {
+    fn run(
+        kind: WindowReduction,
+        prior: u64,
+        ssthresh: u64,
+        mut pipe: u64,
+        acks: usize,
+    ) -> Vec<u64> {
         let mut r = Reduction::new(kind);
         r.start(prior, ssthresh);
         (0..acks)

@@ -469,7 +469,11 @@ mod tests {
         b.sack(5, 6, |_| ());
         b.sack(8, 10, |_| ());
         assert_eq!(b.mark_lost_below_highest_sacked(), 6, "0, 1, 3, 4, 6, 7");
-        assert_eq!(b.mark_lost_by_sack(), 0, "nothing more for DupThresh to find");
+        assert_eq!(
+            b.mark_lost_by_sack(),
+            0,
+            "nothing more for DupThresh to find"
+        );
         assert_eq!(b.mark_lost_below_highest_sacked(), 0);
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 20 - 4 - 6);
