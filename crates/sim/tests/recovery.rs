@@ -62,3 +62,31 @@ fn recovery_at_200_ms_takes_w_over_2_rtts() {
     // has the same dynamics with W = 1666: 167 s.
     check(100 * MBPS, 200);
 }
+
+/// The smallest ssthresh of one Reno flow's first 30 s at 250 Mb/s, 162 ms, 20% BDP: slow start
+/// overshoots, and some retransmissions of the recovery that follows are lost in the queue.
+fn ssthresh_after_slow_start(host: tcpeval_sim::tcp::host::Recovery) -> f64 {
+    let rate = 250 * MBPS;
+    let f = on_host(flow("reno", 162), host);
+    let mut s = scenario(rate, bdp_pkts(rate, 162) / 5, 30, vec![f]);
+    s.sample_interval_ns = 10 * MS;
+    let out = run_checked(&s);
+    out.flows
+        .ssthresh_pkts
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn a_retransmission_lost_after_slow_start_halves_the_window_again_only_on_the_textbook_host() {
+    // Issue 16's case: slow start ends with ssthresh 1954; RFC 5681 §4.3 halves it again to
+    // 977 when a retransmission is lost, and the flow then needs minutes to climb back. Linux
+    // resends the lost retransmission within the same recovery and keeps 1954.
+    use tcpeval_sim::tcp::host::Recovery;
+    let textbook = ssthresh_after_slow_start(Recovery::RFC);
+    let linux = ssthresh_after_slow_start(Recovery::LINUX);
+    println!("ssthresh after slow start: rfc {textbook}, linux {linux}");
+    assert!((linux - 1954.0).abs() <= 2.0, "linux: {linux}");
+    assert!((textbook - linux / 2.0).abs() <= 2.0, "rfc: {textbook}");
+}
