@@ -3,8 +3,8 @@ byte- or packet-counted bottleneck means (issue 16; docs/contract.md, "How a que
 
 A burst of Ethernet frames of two sizes (9014 and 3014 bytes: 9000- and 3000-byte IP
 packets) is sent through a packet socket into a veth whose root is an htb class at 1 kbit/s
-with the FIFO under test as its leaf: the bucket lets the first frame or two through, then
-the FIFO fills and nothing drains during the burst. `tc -s` gives the FIFO's backlog in
+with the FIFO under test as its leaf: the bucket sends its 10000-byte burst and one frame
+more, then the FIFO fills and nothing drains during the burst. `tc -s` gives the FIFO's backlog in
 packets and bytes and what it sent; each `send` the kernel refused (ENOBUFS: NET_XMIT_DROP)
 is a drop at the FIFO's tail. (A tbf parent was tried first: it keeps the FIFO's head
 "peeked" outside the list, and the bfifo's byte backlog then read short of its packets.)
@@ -14,7 +14,7 @@ process that measures: nobody else holds it, so when that process dies, by any s
 kernel removes the namespace and its veth with it. The process itself dies with its parent
 (PR_SET_PDEATHSIG). No traffic leaves it. Needs root, `unshare`, `ip` and `tc`.
 
-    sudo .venv/bin/python tests/kernel_fifo.py   (or bench/kernel_fifo.py, which prints)
+    sudo .venv/bin/python bench/kernel_fifo.py     (prints; tests/test_kernel_fifo.py asserts)
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ import socket
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 JUMBO_FRAME_BYTES = 9014  # a 9000-byte IP packet plus the 14-byte Ethernet header
 SMALL_FRAME_BYTES = 3014
 MTU_BYTES = 9000
-# A bucket that lets a frame or two through and then drains 125 bytes a second: a burst of
+# A bucket that sends 10000 bytes and one frame more, then 125 bytes a second: a burst of
 # a few ms leaves the FIFO's backlog as the burst made it.
 SHAPER = ("rate", "1kbit", "ceil", "1kbit", "burst", "10000", "cburst", "10000")
 ETHERTYPE = 0x88B5  # IEEE 802 local experimental: no stack in the namespace takes it
@@ -125,10 +124,6 @@ def _inside(qdisc: str, limit: int, sizes: list[int]) -> Backlog:
     )
 
 
-if __name__ == "__main__" and sys.argv[1:2] == ["--inside"]:
-    qdisc, limit, *sizes = sys.argv[2:]
+if __name__ == "__main__":
+    qdisc, limit, *sizes = sys.argv[2:]  # argv[1] is --inside: see measure()
     print(json.dumps(asdict(_inside(qdisc, int(limit), [int(s) for s in sizes]))))
-elif __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-    for case in (("pfifo", 20), ("bfifo", 60_000)):
-        print(measure(*case, alternating(40)))
