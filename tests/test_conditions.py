@@ -57,11 +57,12 @@ def test_queue_share_of_bdp_uses_the_flows_crossing_each_link() -> None:
     for link in data["link"]:
         link["queue"] = "100%bdp"
     # 100 Mb/s × 40 ms / 12 000 bits = 333 packets on a; only the 40 and 20 ms flows cross b.
-    queues = [link["queue_pkts"] for link in _resolve(data)["links"]]
-    assert queues == [333, 333, 333]
+    # Counted in bytes (the default for %bdp): the bytes of that many 1500-byte packets.
+    queues = [link["queue_bytes"] for link in _resolve(data)["links"]]
+    assert queues == [333 * 1500] * 3
     data["flow"][0]["route"] = ["a", "c"]
-    queues = [link["queue_pkts"] for link in _resolve(data)["links"]]
-    assert queues[1] == 167  # 20 ms is the largest RTT crossing b now
+    queues = [link["queue_bytes"] for link in _resolve(data)["links"]]
+    assert queues[1] == 167 * 1500  # 20 ms is the largest RTT crossing b now
 
 
 def test_window_share_of_bdp_is_at_the_slowest_link_of_the_route() -> None:

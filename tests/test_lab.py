@@ -115,6 +115,11 @@ def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
     assert 40 <= flow["min_rtt_ms"] <= 41
     assert len(result.flows) > 500
     assert len(result.links) > 500
+    # The emulator counts its queue as the summary states: 100% BDP in bytes by default.
+    queue = summary["bottleneck"]["queue"]
+    assert queue["counts"] == "bytes"
+    limit = summary["backend"]["details"]["emulator_config"]["forward"]["limit"]
+    assert limit == {"bytes": queue["limit_bytes"]}
     assert not lab_namespaces()
 
 

@@ -71,8 +71,8 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "name": "bottleneck",
                 "rate_bps": 10_000_000,
                 "delay_ns": 0,
-                "queue_pkts": 8,
-                "queue_bytes": None,
+                "queue_pkts": None,
+                "queue_bytes": 12_000,  # 50% BDP counted in bytes: 8 packets of 1500 B
                 "aqm": {"name": "droptail"},
                 "loss": {"model": "none"},
                 "reverse_loss": {"model": "none"},
@@ -125,21 +125,42 @@ def test_count_expands_into_flows_that_remember_their_group() -> None:
     assert flows[2]["size_bytes"] == 1_000_000
 
 
-def test_queue_share_of_bdp_uses_the_largest_rtt_and_packet() -> None:
+@pytest.mark.parametrize(
+    ("counts", "pkts", "nbytes"), [(None, None, 14 * 9000), ("packets", 14, None)]
+)
+def test_queue_share_of_bdp_uses_the_largest_rtt_and_packet(
+    counts: str | None, pkts: int | None, nbytes: int | None
+) -> None:
     data = small_scenario()
     data["bottleneck"]["queue"] = "100%bdp"
+    if counts is not None:
+        data["bottleneck"]["queue_counts"] = counts
     data["flow"].append({"cc": "reno", "rtt": "100ms", "mss": "8948B"})
-    # 10 Mb/s × 100 ms / (8 × 9000-byte packets) = 13.9 → 14
-    assert resolve(parse_scenario(data))["links"][0]["queue_pkts"] == 14
+    # 10 Mb/s × 100 ms / (8 × 9000-byte packets) = 13.9 → 14 of the largest packets; counted
+    # in bytes (the default for %bdp), the bytes of 14 of them.
+    link = resolve(parse_scenario(data))["links"][0]
+    assert (link["queue_pkts"], link["queue_bytes"]) == (pkts, nbytes)
 
 
 @pytest.mark.parametrize(
-    ("queue", "pkts", "nbytes"),
-    [("1%bdp", 1, None), ("250pkt", 250, None), ("1.5MB", None, 1_500_000)],
+    ("queue", "counts", "pkts", "nbytes"),
+    [
+        ("1%bdp", None, None, 1500),
+        ("1%bdp", "packets", 1, None),
+        ("250pkt", None, 250, None),
+        ("250pkt", "bytes", None, 250 * 1500),
+        ("1.5MB", None, None, 1_500_000),
+        ("1.5MB", "packets", 1000, None),
+        ("1.5MB", "bytes", None, 1_500_000),
+    ],
 )
-def test_queue_forms(queue: str, pkts: int | None, nbytes: int | None) -> None:
+def test_queue_forms(queue: str, counts: str | None, pkts: int | None, nbytes: int | None) -> None:
+    # Written in one unit and counted in the other, a limit converts at the largest packet
+    # crossing the link (1500 B here).
     data = small_scenario()
     data["bottleneck"]["queue"] = queue
+    if counts is not None:
+        data["bottleneck"]["queue_counts"] = counts
     link = resolve(parse_scenario(data))["links"][0]
     assert (link["queue_pkts"], link["queue_bytes"]) == (pkts, nbytes)
 
@@ -181,8 +202,9 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
         "aqm": {"name": "droptail"},
         "loss": 0.0,
         "ack_loss": 0.0,
-        "queue_pkts": 8,
-        "queue_bytes": None,
+        "queue_counts": "bytes",  # made explicit: a %bdp queue counts bytes unless told
+        "queue_pkts": None,
+        "queue_bytes": 12_000,
     }
     assert described["flow"][0]["rtt"] == "20ms"
     assert described["flow"][0]["window"] == "100%bdp"

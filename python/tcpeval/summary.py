@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tcpeval.scenario.queue import QueueCounts
 from tcpeval.units import parse_rate
 
 
@@ -56,6 +57,18 @@ class FlowSummary(_Open):
     end_s: float | None = None
 
 
+class QueueAccounting(BaseModel):
+    """How a link's queue counted (scenario/queue.py): its unit, its limit in it, and the
+    limit in the other unit at `packet_bytes`, the largest packet crossing the link."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    counts: QueueCounts
+    limit_pkts: int = Field(ge=0, description="Packets of packet_bytes it holds.")
+    limit_bytes: int = Field(ge=0, description="Bytes it holds (a packet limit: of the largest).")
+    packet_bytes: int = Field(gt=0, description="The largest packet crossing the link.")
+
+
 class LinkSummary(_Open):
     name: str
     utilization: float | None = Field(description="Over the measurement window.")
@@ -63,6 +76,9 @@ class LinkSummary(_Open):
     mean_queue_pkts: float | None = Field(default=None, description="Over the window.")
     whole_run_utilization: float | None = None
     whole_run_mean_queue_pkts: float | None = None
+    queue: QueueAccounting | None = Field(
+        default=None, description="How its queue counted; None in results made before it."
+    )
 
 
 class MeasureWindow(BaseModel):

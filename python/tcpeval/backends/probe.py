@@ -29,6 +29,7 @@ EMULATED = "a real path has its own"
 REFUSED = {
     "link": f"links are emulated; {EMULATED}",
     "bottleneck.queue": f"the queue is emulated; {EMULATED}",
+    "bottleneck.queue_counts": f"the queue is emulated; {EMULATED}",
     "bottleneck.aqm": f"the AQM is emulated; {EMULATED}",
     "bottleneck.loss": f"loss is emulated; {EMULATED}",
     "bottleneck.ack_loss": f"loss is emulated; {EMULATED}",

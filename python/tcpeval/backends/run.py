@@ -8,6 +8,7 @@ from typing import Any
 from tcpeval.backends.protocol import Backend
 from tcpeval.backends.registry import DEFAULT, get
 from tcpeval.measurement import measured
+from tcpeval.queues import stated
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 
@@ -26,9 +27,10 @@ def run(
 
 def run_on(backend: Backend, scenario: Scenario) -> Result:
     """Run a checked scenario: the backend's result over the scenario's measurement window,
-    with the tool's version and the scenario's hash (measurement.py). Every caller that runs
-    a backend goes through here, so every result has the one shape."""
-    return measured(backend.run(scenario), scenario)
+    with the tool's version and the scenario's hash (measurement.py) and how each queue
+    counted (queues.py). Every caller that runs a backend goes through here, so every result
+    has the one shape."""
+    return measured(stated(backend.run(scenario), scenario), scenario)
 
 
 def simulate(scenario: Scenario | dict[str, Any] | str | Path) -> Result:

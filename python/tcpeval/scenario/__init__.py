@@ -6,7 +6,8 @@ resolved JSON of docs/contract.md (every number in base units, `count` and `stre
 saved result.
 
 - `fields`: quantities and the congestion-control table; `errors`: ScenarioError.
-- `links`: `[bottleneck]` and `[[link]]`, AQMs and loss models; `traffic`: flows and sources.
+- `links`: `[bottleneck]` and `[[link]]`, AQMs and loss models; `queue`: how a queue counts
+  (packets or bytes) and its limit; `traffic`: flows and sources.
 - `model`: the Scenario and its cross-table checks; `resolve`: resolution and `describe`.
 - `loading`: TOML files and `--set` overrides.
 

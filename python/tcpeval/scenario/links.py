@@ -3,8 +3,6 @@ their resolution into the core's `links` entries (docs/contract.md, version 2)."
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -16,7 +14,6 @@ from pydantic import (
     model_validator,
 )
 
-from tcpeval.models import bdp_pkts
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import (
     BufferField,
@@ -28,7 +25,8 @@ from tcpeval.scenario.fields import (
     Strict,
     UnitInterval,
 )
-from tcpeval.units import MAX_PACKETS, Buffer, Duration, parse_buffer, parse_duration
+from tcpeval.scenario.queue import Crossing, QueueCounts, buffer_pkts, queue_limit
+from tcpeval.units import Buffer, Duration, parse_buffer, parse_duration
 
 RED_MIN_TH_SHARE = 0.25
 RED_MAX_TH_SHARE = 0.75
@@ -148,6 +146,12 @@ class Link(Strict):
         description="Buffer: packets ('100pkt'), bytes ('1.5MB') or a share of the BDP at the "
         "largest base RTT of the flows crossing the link ('20%bdp'). Default: 100%bdp.",
     )
+    queue_counts: QueueCounts | None = Field(
+        default=None,
+        description="How the buffer counts packets of mixed sizes: 'packets' (as Linux's "
+        "pfifo) or 'bytes' (bfifo, routers' memory). Default: as the queue is written, "
+        "packets for 'pkt', bytes for a size or '%bdp' (scenario/queue.py).",
+    )
     aqm: Aqm = Field(
         default=DropTail(name="droptail"),
         description="'droptail', 'red', 'codel' or a table with name and parameters.",
@@ -167,17 +171,10 @@ class NamedLink(Link):
     name: str = Field(min_length=1, description="Unique name, used in routes. Required.")
 
 
-@dataclass(frozen=True)
-class Crossing:
-    """What crosses a link: the largest base RTT of its flows (None if no flow crosses it) and
-    the largest packet on the wire."""
-
-    largest_rtt_s: float | None
-    largest_packet_bytes: int
-
-
 def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[str, Any]:
-    queue_pkts, queue_bytes = queue_limit(field, link, crossing)
+    queue_pkts, queue_bytes = queue_limit(
+        f"{field}.queue", link.queue, link.queue_counts, link.rate.bps, crossing
+    )
     queue_size = queue_pkts if queue_bytes is None else queue_bytes / crossing.largest_packet_bytes
     return {
         "name": name,
@@ -191,22 +188,6 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
     }
 
 
-def queue_limit(field: str, link: Link, crossing: Crossing) -> tuple[int | None, int | None]:
-    """The buffer as (packets, bytes), exactly one of them set.
-
-    `%bdp` is taken of the largest base RTT of the flows crossing the link and counted in the
-    largest packets, rounded to the nearest packet and never below one.
-    """
-    queue = link.queue
-    if queue.bytes is not None and queue.bytes < crossing.largest_packet_bytes:
-        reason = f"is smaller than one packet ({crossing.largest_packet_bytes} B with headers)"
-        raise ScenarioError(f"{field}.queue", queue.given, reason)
-    if queue.bdp_percent is None:
-        return queue.pkts, queue.bytes
-    pkts = _buffer_pkts(f"{field}.queue", queue, link, crossing)
-    return round_pkts(pkts, f"{field}.queue", queue.given), None
-
-
 def resolve_aqm(field: str, link: Link, crossing: Crossing, queue_pkts: float) -> dict[str, Any]:
     """The queue discipline; RED's thresholds in packets, by default 1/4 and 3/4 of the queue."""
     aqm = link.aqm
@@ -218,7 +199,7 @@ def resolve_aqm(field: str, link: Link, crossing: Crossing, queue_pkts: float) -
     def threshold(key: str, given: Buffer | None, share: float) -> float:
         if given is None:
             return share * queue_pkts
-        return _buffer_pkts(f"{field}.{key}", given, link, crossing)
+        return buffer_pkts(f"{field}.{key}", given, link.rate.bps, crossing)
 
     min_th = threshold("min_th", aqm.min_th, RED_MIN_TH_SHARE)
     max_th = threshold("max_th", aqm.max_th, RED_MAX_TH_SHARE)
@@ -239,25 +220,3 @@ def resolve_loss(loss: float | GilbertElliott) -> dict[str, Any]:
     if isinstance(loss, GilbertElliott):
         return loss.model_dump()
     return {"model": "bernoulli", "p": loss} if loss > 0 else {"model": "none"}
-
-
-def _buffer_pkts(field: str, buffer: Buffer, link: Link, crossing: Crossing) -> float:
-    """A queue length in (possibly fractional) packets of the largest size crossing the link."""
-    if buffer.pkts is not None:
-        return float(buffer.pkts)
-    if buffer.bytes is not None:
-        return buffer.bytes / crossing.largest_packet_bytes
-    if crossing.largest_rtt_s is None or buffer.bdp_percent is None:
-        reason = "is a share of the BDP, but no flow crosses this link (use pkt or bytes)"
-        raise ScenarioError(field, buffer.given, reason)
-    bdp = bdp_pkts(link.rate.bps, crossing.largest_rtt_s, crossing.largest_packet_bytes)
-    return buffer.bdp_percent / 100 * bdp
-
-
-def round_pkts(pkts: float, field: str, given: str) -> int:
-    """A packet count rounded to the nearest packet, never below one; `field` and the value
-    `given` there are named when the count is beyond MAX_PACKETS (a share of a huge BDP)."""
-    if not pkts <= MAX_PACKETS:
-        reason = f"is {pkts:.3g} packets on this path (at most {MAX_PACKETS:,})"
-        raise ScenarioError(field, given, reason)
-    return max(1, math.floor(pkts + 0.5))

@@ -9,7 +9,8 @@ from pydantic import Field, model_validator
 
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import PositiveTime, Strict
-from tcpeval.scenario.links import Crossing, Link, NamedLink, resolve_link
+from tcpeval.scenario.links import Link, NamedLink, resolve_link
+from tcpeval.scenario.queue import Crossing
 from tcpeval.scenario.traffic import (
     MAX_FLOWS,
     ConstantBitRate,

@@ -15,8 +15,9 @@ import numpy as np
 
 from tcpeval.models import bdp_pkts
 from tcpeval.scenario.errors import ScenarioError
-from tcpeval.scenario.links import Red, round_pkts
+from tcpeval.scenario.links import Red
 from tcpeval.scenario.model import Scenario
+from tcpeval.scenario.queue import counts, round_pkts
 from tcpeval.scenario.traffic import (
     DEFAULT_MSS,
     FlowGroup,
@@ -277,12 +278,17 @@ def _source(scenario: Scenario, table: Source) -> list[dict[str, Any]]:
 
 def describe(scenario: Scenario) -> dict[str, Any]:
     """The scenario as the user wrote it, every default filled in (routes and the algorithms'
-    parameters too), plus the resolved limits: each link's `queue_pkts`/`queue_bytes` (and
-    RED's thresholds in packets), each [[flow]] group's `window_pkts`."""
+    parameters too), plus the resolved limits: each link's `queue_counts` (how its queue
+    counts, made explicit), `queue_pkts`/`queue_bytes` (and RED's thresholds in packets), each
+    [[flow]] group's `window_pkts`."""
     described = scenario.model_dump(mode="json")
     for (path, _, link), resolved in zip(scenario.links(), scenario.resolved_links(), strict=True):
         entry = described["bottleneck"] if path == "bottleneck" else described["link"][_at(path)]
-        entry |= {"queue_pkts": resolved["queue_pkts"], "queue_bytes": resolved["queue_bytes"]}
+        entry |= {
+            "queue_counts": counts(link.queue, link.queue_counts),
+            "queue_pkts": resolved["queue_pkts"],
+            "queue_bytes": resolved["queue_bytes"],
+        }
         if isinstance(link.aqm, Red):
             aqm = resolved["aqm"]
             entry["aqm"] |= {"min_th_pkts": aqm["min_th_pkts"], "max_th_pkts": aqm["max_th_pkts"]}

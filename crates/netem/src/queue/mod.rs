@@ -69,4 +69,68 @@ mod tests {
         assert!(q.admits(1, 1500, 1500));
         assert!(!q.admits(1, 1501, 1500));
     }
+
+    const JUMBO_BYTES: u32 = 9014;
+    const SMALL_BYTES: u32 = 3014;
+
+    /// The sizes a tail-drop queue of `limit` holds after `burst` arrives with nothing leaving.
+    fn held(limit: Limit, burst: &[u32]) -> Vec<u32> {
+        let mut held = Vec::new();
+        for &size in burst {
+            let bytes: u64 = held.iter().map(|&s| u64::from(s)).sum();
+            if limit.admits(held.len() as u64, bytes, size) {
+                held.push(size);
+            }
+        }
+        held
+    }
+
+    /// Jumbo and small frames alternating: the burst tests/kernel_fifo.py sends, less the
+    /// first jumbo and small frame its htb bucket lets straight through.
+    fn alternating_burst() -> Vec<u32> {
+        [JUMBO_BYTES, SMALL_BYTES].repeat(39)
+    }
+
+    /// Jumbo packets, small packets and bytes among `sizes`.
+    fn tally(sizes: &[u32]) -> (usize, usize, u64) {
+        let count = |size| sizes.iter().filter(|&&s| s == size).count();
+        let bytes = sizes.iter().map(|&s| u64::from(s)).sum();
+        (count(JUMBO_BYTES), count(SMALL_BYTES), bytes)
+    }
+
+    // Figures measured on Linux 6.18 with tests/kernel_fifo.py (pfifo limit 20, bfifo limit
+    // 60000 B, 9014- and 3014-byte frames); `Limit` must hold what the kernel holds.
+
+    #[test]
+    fn a_packet_limit_holds_as_many_packets_whatever_their_sizes() {
+        let held = held(Limit::Packets(20), &alternating_burst());
+        assert_eq!(tally(&held), (10, 10, 120_280));
+    }
+
+    #[test]
+    fn a_byte_limit_holds_bytes_whatever_their_sizes() {
+        let held = held(Limit::Bytes(60_000), &alternating_burst());
+        assert_eq!(tally(&held), (5, 4, 57_126));
+    }
+
+    #[test]
+    fn a_full_byte_limit_admits_a_small_packet_a_full_packet_limit_refuses() {
+        // Jumbos until full, then small packets (the kernel's burst less the two jumbos its
+        // bucket passed): pfifo takes none of them, bfifo one into the room no jumbo fits.
+        let burst = [[JUMBO_BYTES].repeat(28), [SMALL_BYTES].repeat(10)].concat();
+        assert_eq!(tally(&held(Limit::Packets(20), &burst)), (20, 0, 20 * 9014));
+        assert_eq!(tally(&held(Limit::Bytes(60_000), &burst)), (6, 1, 57_098));
+    }
+
+    #[test]
+    fn one_size_at_a_time_packets_give_jumbos_three_times_the_bytes() {
+        let jumbo = [JUMBO_BYTES; 40];
+        let small = [SMALL_BYTES; 40];
+        // Packets: 20 of either size, so jumbo frames take 3x the memory.
+        assert_eq!(held(Limit::Packets(20), &jumbo).len(), 20);
+        assert_eq!(held(Limit::Packets(20), &small).len(), 20);
+        // Bytes: the same memory, so a third as many jumbo frames (6 and 19 of 60000 B).
+        assert_eq!(held(Limit::Bytes(60_000), &jumbo).len(), 6);
+        assert_eq!(held(Limit::Bytes(60_000), &small).len(), 19);
+    }
 }

@@ -1,0 +1,33 @@
+"""How each link's queue counted, stated in every result (issue 16): `queue` in the summary's
+`bottleneck` and in each of its `links`, from the scenario as resolved, whichever backend ran
+it. The simulator and the lab's emulator apply the same resolved limit (crates/netem's
+`Limit`); the model counts a byte limit in packets of the largest size (backends/model)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from tcpeval.measurement import REVERSE_SUFFIX
+from tcpeval.result import Result
+from tcpeval.scenario import Scenario
+from tcpeval.scenario.queue import accounting
+
+
+def stated(result: Result, scenario: Scenario) -> Result:
+    """The result with `queue` (counts, limit_pkts, limit_bytes, packet_bytes) in each link
+    direction of a declared link; a reverse direction has its link's queue."""
+    queues = {
+        entry["name"]: accounting(entry, scenario.crossing(entry["name"]).largest_packet_bytes)
+        for entry in scenario.resolved_links()
+    }
+
+    def with_queue(link: dict[str, Any]) -> dict[str, Any]:
+        queue = queues.get(link["name"].removesuffix(REVERSE_SUFFIX))
+        return link if queue is None else link | {"queue": queue}
+
+    summary = dict(result.summary)
+    summary["links"] = [with_queue(link) for link in summary["links"]]
+    if summary["bottleneck"] is not None:
+        summary["bottleneck"] = with_queue(summary["bottleneck"])
+    return replace(result, summary=summary)
