@@ -226,6 +226,21 @@ def print_row(row: Row, repeats: int, with_lab: bool) -> None:
     ratio = linux / reference if isinstance(linux, float) and reference else None
     cells = [row.published, model, *sims, lab, ratio]
     print(f"{row.name:26}{row.unit:>11}" + "".join(f"{_cell(c):>10}" for c in cells), flush=True)
+    for reason in voided(row.scenario, repeats) if with_lab and row.lab else []:
+        print(f"    lab run voided: {reason}", flush=True)
+
+
+def voided(scenario: dict[str, Any], repeats: int) -> list[str]:
+    """Why the lab's self-check voided runs of this case (shown once, under its first row)."""
+    key = json.dumps(scenario, sort_keys=True)
+    if key in SHOWN_VOIDED:
+        return []
+    SHOWN_VOIDED.add(key)
+    backend = [r.summary["backend"] for r in runs(scenario, "lab", repeats) or []]
+    return [b.get("invalid_reason", "") for b in backend if not b.get("valid", True)]
+
+
+SHOWN_VOIDED: set[str] = set()
 
 
 def _cell(x: Any) -> str:

@@ -17,7 +17,7 @@ from tcpeval.scenario import ScenarioError, parse_scenario
 from tcpeval.scenario.hosts import PROFILES, SWITCHES, rfc_3390_initial_window
 from tcpeval.scenario.resolve import resolve
 
-RECOVERY_KEYS = ("window_reduction", "loss_detection", "lost_retransmission")
+RECOVERY_KEYS = ("window_reduction", "loss_detection", "lost_retransmission", "tail_loss_probe")
 
 
 def _flow_keys(**flow: object) -> dict[str, object]:
@@ -35,6 +35,7 @@ def test_each_profile_resolves_into_its_switches() -> None:
             "window_reduction": "prr",
             "loss_detection": "rack",
             "lost_retransmission": "resend",
+            "tail_loss_probe": True,
             "sack_compression": True,
             "initial_cwnd_pkts": 10,
         }
@@ -43,6 +44,7 @@ def test_each_profile_resolves_into_its_switches() -> None:
         "window_reduction": "rate-halving",
         "loss_detection": "dupthresh",
         "lost_retransmission": "resend",
+        "tail_loss_probe": False,
         "sack_compression": False,
         "initial_cwnd_pkts": 3,
     }
@@ -87,6 +89,7 @@ def test_the_summary_records_the_switches_that_ran() -> None:
         "window_reduction": "rate-halving",
         "loss_detection": "rack",
         "lost_retransmission": "resend",
+        "tail_loss_probe": False,
         "sack_compression": False,
         "initial_cwnd": 3,
     }

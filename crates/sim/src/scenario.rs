@@ -109,6 +109,7 @@ pub struct Flow {
     pub window_reduction: WindowReduction,
     pub loss_detection: LossDetection,
     pub lost_retransmission: LostRetransmission,
+    pub tail_loss_probe: bool,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
     pub min_rto_ns: u64,
@@ -178,6 +179,7 @@ impl Flow {
             window_reduction: self.window_reduction,
             loss_detection: self.loss_detection,
             lost_retransmission: self.lost_retransmission,
+            tail_loss_probe: self.tail_loss_probe,
         }
     }
 }

@@ -16,6 +16,7 @@ const LINUX_2_6: Recovery = Recovery {
     window_reduction: WindowReduction::RateHalving,
     loss_detection: LossDetection::Dupthresh,
     lost_retransmission: LostRetransmission::Resend,
+    tail_loss_probe: false,
 };
 
 #[test]

@@ -494,6 +494,8 @@ def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
         "net.ipv4.tcp_comp_sack_nr": "44" if flow["sack_compression"] else "0",
         # Bit 1 is RACK loss detection (Linux's default); without it, DupThresh alone.
         "net.ipv4.tcp_recovery": "1" if flow["loss_detection"] == "rack" else "0",
+        # 3 is Linux's default (tail loss probes on); 0 turns them off.
+        "net.ipv4.tcp_early_retrans": "3" if flow["tail_loss_probe"] else "0",
     }
 
 

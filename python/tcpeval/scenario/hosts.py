@@ -6,15 +6,17 @@ may set any of them itself. The simulator's sender reads the resolved switches
 `tcpeval hosts` prints this table.
 
 - `linux` (the default): a current kernel. PRR (RFC 9937, Linux 3.2), RACK loss detection
-  (RFC 8985, Linux 4.18), lost retransmissions sent again within the same recovery, SACK
-  compression (Linux 4.18), initial window 10 (RFC 6928, Linux 2.6.39).
+  (RFC 8985, Linux 4.18), lost retransmissions sent again within the same recovery, tail loss
+  probes (RFC 8985 §7, Linux 3.10), SACK compression (Linux 4.18), initial window 10 (RFC
+  6928, Linux 2.6.39).
 - `linux-2.6`: the kernels of the 2003–2008 testbed studies. Rate halving (`tcp_cwnd_down`),
   DupThresh loss detection, lost retransmissions sent again without a reduction
-  (`tcp_mark_lost_retrans`), an ACK for every segment while a hole is open, the initial
-  window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames).
+  (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
+  open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames).
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
-  window again (RFC 5681 §4.3), SACK compression and an initial window of 10.
+  window again (RFC 5681 §4.3), no tail loss probes, SACK compression and an initial window
+  of 10.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class HostBehaviour(BaseModel):
     window_reduction: WindowReduction
     loss_detection: LossDetection
     lost_retransmission: LostRetransmission
+    tail_loss_probe: bool
     sack_compression: bool
     initial_cwnd: int | Literal["rfc3390"]
 
@@ -60,6 +63,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         window_reduction="prr",
         loss_detection="rack",
         lost_retransmission="resend",
+        tail_loss_probe=True,
         sack_compression=True,
         initial_cwnd=10,
     ),
@@ -67,6 +71,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         window_reduction="rate-halving",
         loss_detection="dupthresh",
         lost_retransmission="resend",
+        tail_loss_probe=False,
         sack_compression=False,
         initial_cwnd="rfc3390",
     ),
@@ -74,6 +79,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         window_reduction="rfc6675",
         loss_detection="dupthresh",
         lost_retransmission="reduce",
+        tail_loss_probe=False,
         sack_compression=True,
         initial_cwnd=10,
     ),
@@ -89,6 +95,8 @@ SWITCH_MEANINGS = {
     "8985 as Linux runs it), 'dupthresh' (three SACKed above it, RFC 6675)",
     "lost_retransmission": "a retransmission found lost: 'resend' within the same recovery, "
     "or 'reduce' the window again (RFC 5681 §4.3)",
+    "tail_loss_probe": "a probe two RTTs after the ACKs stop, before the RTO (RFC 8985 §7, "
+    "Linux 3.10)",
     "sack_compression": "the receiver's SACK compression (Linux 4.18)",
     "initial_cwnd": "initial window, segments ('rfc3390': by the MSS, RFC 3390)",
 }

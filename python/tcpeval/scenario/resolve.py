@@ -121,6 +121,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "window_reduction": host.window_reduction,
         "loss_detection": host.loss_detection,
         "lost_retransmission": host.lost_retransmission,
+        "tail_loss_probe": host.tail_loss_probe,
         "window_pkts": None,
         "initial_cwnd_pkts": host.initial_cwnd_pkts(table.mss_bytes),
         "min_rto_ns": 200_000_000,

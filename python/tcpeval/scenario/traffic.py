@@ -208,6 +208,12 @@ class FlowGroup(TcpTraffic):
         "(Linux) or 'reduce' the window a second time (RFC 5681 §4.3). Default: the host's "
         "(linux, linux-2.6: resend; rfc: reduce).",
     )
+    tail_loss_probe: bool | None = Field(
+        default=None,
+        description="When the ACKs stop with nothing known lost, a probe segment two smoothed "
+        "RTTs later, so that its SACK reveals the tail's losses before the RTO (RFC 8985 §7). "
+        "Default: the host's (linux: true; linux-2.6, rfc: false).",
+    )
     window: BufferField | None = Field(
         default=None,
         description="Socket-buffer limit on the window: bytes ('2MB', whole segments), packets "

@@ -23,8 +23,9 @@ pub enum LossDetection {
     /// Once DupThresh (3) segments above it are SACKed (RFC 6675 §4 IsLost).
     Dupthresh,
     /// RACK (RFC 8985 §6) as Linux runs it on a path that has shown no reordering
-    /// (`tcp_rack_reo_wnd`): no reordering window once three segments are SACKed or recovery
-    /// has begun, so every hole sent before a SACKed segment is lost.
+    /// (`tcp_rack_reo_wnd`): a segment is lost once one sent a reordering window after it has
+    /// been delivered; the window is a quarter of the minimum RTT, and none once three segments
+    /// are SACKed or recovery has begun, so every hole sent before a SACKed segment is lost.
     Rack,
 }
 
@@ -45,6 +46,10 @@ pub struct Recovery {
     pub window_reduction: WindowReduction,
     pub loss_detection: LossDetection,
     pub lost_retransmission: LostRetransmission,
+    /// Tail loss probes (RFC 8985 §7, Linux 3.10): when the ACKs stop in the open state, a
+    /// segment goes out after two smoothed RTTs so that its SACK can reveal the tail's losses
+    /// before the retransmission timer.
+    pub tail_loss_probe: bool,
 }
 
 impl Recovery {
@@ -53,6 +58,7 @@ impl Recovery {
         window_reduction: WindowReduction::Rfc6675,
         loss_detection: LossDetection::Dupthresh,
         lost_retransmission: LostRetransmission::Reduce,
+        tail_loss_probe: false,
     };
 
     /// A current Linux sender (`host = "linux"`).
@@ -60,5 +66,6 @@ impl Recovery {
         window_reduction: WindowReduction::Prr,
         loss_detection: LossDetection::Rack,
         lost_retransmission: LostRetransmission::Resend,
+        tail_loss_probe: true,
     };
 }

@@ -247,6 +247,50 @@ impl Scoreboard {
         }
     }
 
+    /// RACK's time rule (RFC 8985 §6.2) for segments never retransmitted: one is lost once a
+    /// segment sent more than `reo_wnd_ns` after it has been delivered; `newest_delivered_sent_ns`
+    /// is the latest send time of any segment delivered so far (RACK.xmit_ts). Such segments
+    /// left in sequence order, so the scan stops at the first one sent too late to tell.
+    /// Returns how many were newly marked.
+    pub fn mark_lost_sent_before(&mut self, newest_delivered_sent_ns: u64, reo_wnd_ns: u64) -> u64 {
+        let mut newly = 0;
+        let mut seq = self.lost_scan.max(self.snd_una);
+        while seq < self.snd_nxt() {
+            let s = &mut self.segs[(seq - self.snd_una) as usize];
+            if s.flags & (SACKED | LOST) == 0 {
+                if s.tx.sent_ns + reo_wnd_ns >= newest_delivered_sent_ns {
+                    break; // this one, and every later one, may still arrive
+                }
+                s.flags |= LOST;
+                newly += 1;
+            }
+            seq += 1;
+        }
+        self.lost_scan = seq;
+        self.lost_out += newly;
+        newly
+    }
+
+    /// The highest segment not SACKed: what a tail loss probe resends (RFC 8985 §7.3).
+    pub fn highest_unsacked(&self) -> Option<u64> {
+        (self.snd_una..self.snd_nxt())
+            .rev()
+            .find(|&seq| !self.segment(seq).is(SACKED))
+    }
+
+    /// Take segment `seq` for lost, to resend it as a tail loss probe: the caller sends it
+    /// itself, since lost segments below it may not be known yet ([`Self::next_retransmission`]
+    /// looks only at the lost prefix). Returns whether it was newly marked.
+    pub fn mark_lost(&mut self, seq: u64) -> bool {
+        let s = &mut self.segs[(seq - self.snd_una) as usize];
+        if s.flags & (SACKED | LOST) != 0 {
+            return false;
+        }
+        s.flags |= LOST;
+        self.lost_out += 1;
+        true
+    }
+
     /// Mark every segment below `limit` that is neither SACKed nor already lost.
     fn mark_lost_below(&mut self, limit: u64) -> u64 {
         let mut newly = 0;
@@ -477,6 +521,43 @@ mod tests {
         assert_eq!(b.mark_lost_below_highest_sacked(), 0);
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 20 - 4 - 6);
+    }
+
+    #[test]
+    fn rack_times_out_a_segment_once_one_sent_a_reordering_window_later_arrived() {
+        // Segments 0..10 sent 1 ms apart; 0 and 2 are missing. Segment 5, delivered, was sent
+        // 5 ms after 0 and 3 ms after 2: with a 4 ms window only 0 is lost, with none both.
+        let mut b = Scoreboard::default();
+        for i in 0..10 {
+            b.on_send_new(TxSnapshot {
+                sent_ns: i * 1_000_000,
+                ..TxSnapshot::default()
+            });
+        }
+        b.sack(1, 2, |_| ());
+        b.sack(3, 6, |_| ());
+        assert_eq!(b.mark_lost_sent_before(5_000_000, 4_000_000), 1);
+        assert_eq!(b.next_retransmission(), Some(0));
+        assert_eq!(b.mark_lost_sent_before(5_000_000, 0), 1, "segment 2");
+        assert_eq!(
+            b.mark_lost_sent_before(5_000_000, 0),
+            0,
+            "6.. were sent after 5"
+        );
+        assert_eq!(counters(&b), b.recount());
+        assert_eq!(b.in_flight(), 10 - 4 - 2);
+    }
+
+    #[test]
+    fn a_probe_takes_the_highest_segment_not_sacked() {
+        let mut b = board(10);
+        b.sack(9, 10, |_| ());
+        assert_eq!(b.highest_unsacked(), Some(8));
+        assert!(b.mark_lost(8));
+        assert!(!b.mark_lost(8));
+        assert_eq!(b.in_flight(), 10 - 1 - 1);
+        b.on_retransmit(8, TxSnapshot::default());
+        assert_eq!(counters(&b), b.recount());
     }
 
     #[test]

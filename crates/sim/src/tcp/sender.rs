@@ -9,7 +9,8 @@
 //! the rest: whether a hole is lost after three SACKed segments above it (RFC 6675) or after
 //! one sent later (RACK, RFC 8985); how the flight falls to ssthresh (at once, PRR or rate
 //! halving: `reduction.rs`); and whether a retransmission found lost (RACK, RFC 8985 §6.2)
-//! lowers the window a second time (RFC 5681 §4.3) or is simply sent again, as Linux does.
+//! lowers the window a second time (RFC 5681 §4.3) or is simply sent again, as Linux does;
+//! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer.
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
@@ -23,6 +24,11 @@ use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
 use crate::scenario::HEADER_BYTES;
+use crate::time::NS_PER_MS;
+
+/// RFC 8985 §7.2 WCDelAckT: the longest a receiver may hold the ACK of a lone segment, added
+/// to the probe timeout when only one segment is out.
+const WORST_CASE_DELAYED_ACK_NS: u64 = 200 * NS_PER_MS;
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -93,7 +99,16 @@ pub struct Sender {
     reduction: Reduction,
     /// The controller sets cwnd during recovery itself (BBR): no reduction of the sender's.
     cc_owns_recovery: bool,
+    /// The retransmission timer, or in its place the tail loss probe's (as Linux's
+    /// `ICSK_TIME_LOSS_PROBE`): `probe_due` says which.
     rto: Timer,
+    probe_due: bool,
+    /// When the retransmission timer fires, whether or not a probe is due first.
+    rto_due_ns: u64,
+    /// RACK.xmit_ts (RFC 8985 §6.1): the latest send time of a segment delivered so far.
+    rack_sent_ns: u64,
+    /// RFC 8985 §7 TLPRxtOut's end: snd_nxt when a probe went out, until it is acknowledged.
+    tlp_high_seq: Option<u64>,
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
     pacer: Pacer,
@@ -140,6 +155,10 @@ impl Sender {
             reduction,
             cc_owns_recovery,
             rto: Timer::default(),
+            probe_due: false,
+            rto_due_ns: 0,
+            rack_sent_ns: 0,
+            tlp_high_seq: None,
             send_timer: Timer::default(),
             pacer,
             cwnd_pkts: 0,
@@ -192,6 +211,10 @@ impl Sender {
         };
         let cum_ack = ack.seq.min(self.board.snd_nxt());
         let delivered = self.take_deliveries(now_ns, ack, cum_ack);
+        self.rack_sent_ns = self.rack_sent_ns.max(delivered.newest_sent_ns.unwrap_or(0));
+        if self.tlp_high_seq.is_some_and(|high| cum_ack >= high) {
+            self.tlp_high_seq = None; // the probe's episode is over (RFC 8985 §7.4)
+        }
         let mut acked = delivered.acked;
         if !self.cfg.sack {
             acked += self.count_dupacks(cum_ack - prior_una);
@@ -253,6 +276,7 @@ impl Sender {
 
     pub fn on_rto_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
         match self.rto.on_wake(now_ns) {
+            TimerAction::Fire if std::mem::take(&mut self.probe_due) => self.probe(now_ns, out),
             TimerAction::Fire => self.on_timeout(now_ns, out),
             TimerAction::Schedule(t) => self.wakeups.rto_ns = Some(t),
             TimerAction::Nothing => {}
@@ -306,10 +330,9 @@ impl Sender {
     /// Mark what this ACK shows lost. Returns how many segments were newly marked.
     fn mark_losses(&mut self, progressed: bool) -> u64 {
         if self.cfg.sack {
-            return if self.rack_without_reordering_window() {
-                self.board.mark_lost_below_highest_sacked()
-            } else {
-                self.board.mark_lost_by_sack()
+            return match self.cfg.recovery.loss_detection {
+                LossDetection::Dupthresh => self.board.mark_lost_by_sack(),
+                LossDetection::Rack => self.mark_losses_by_rack(),
             };
         }
         let partial_ack = progressed
@@ -321,6 +344,21 @@ impl Sender {
             self.board.mark_head_lost() // RFC 6582 §3.2 steps 2 and 3 (partial ACK)
         } else {
             0
+        }
+    }
+
+    /// RACK (RFC 8985 §6.2): segments sent a reordering window before the latest one delivered
+    /// are lost; with no window, so is every hole below a SACKed segment sent in the same
+    /// instant (Linux breaks such ties by sequence, `tcp_rack_sent_after`).
+    fn mark_losses_by_rack(&mut self) -> u64 {
+        let reo_wnd_ns = self.reordering_window_ns();
+        let by_time = self
+            .board
+            .mark_lost_sent_before(self.rack_sent_ns, reo_wnd_ns);
+        if reo_wnd_ns == 0 {
+            by_time + self.board.mark_lost_below_highest_sacked()
+        } else {
+            by_time
         }
     }
 
@@ -403,6 +441,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
+        self.tlp_high_seq = None;
         self.rtt.on_timeout();
         if !self.cfg.sack {
             self.board.reset_dupacks();
@@ -416,6 +455,54 @@ impl Sender {
         self.cc_changed();
         self.arm_rto(now_ns + self.rtt.rto_ns());
         self.send(now_ns, out);
+    }
+
+    /// RFC 8985 §7.2: when the ACKs stop while nothing is known lost, a probe after two
+    /// smoothed RTTs (plus the longest delayed ACK when one segment is out), unless the
+    /// retransmission timer would fire first. One probe at a time; not in recovery.
+    fn schedule_probe(&mut self, now_ns: u64) {
+        let srtt_ns = self.rtt.srtt_ns();
+        let allowed = self.cfg.recovery.tail_loss_probe
+            && self.cfg.sack
+            && self.ca_state == CaState::Open
+            && self.tlp_high_seq.is_none()
+            && self.board.packets_out() > 0
+            && srtt_ns > 0;
+        if !allowed {
+            return;
+        }
+        let lone_segment_ns = if self.board.packets_out() == 1 {
+            WORST_CASE_DELAYED_ACK_NS
+        } else {
+            0
+        };
+        let probe_ns = now_ns + 2 * srtt_ns + lone_segment_ns;
+        if probe_ns < self.rto_due_ns {
+            self.probe_due = true;
+            self.set_timer(probe_ns);
+        }
+    }
+
+    /// RFC 8985 §7.3: the probe is a new segment if the window lets one out (cwnd aside),
+    /// else the highest one not SACKed, sent again; the retransmission timer restarts.
+    fn probe(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        if self.ca_state != CaState::Open || self.tlp_high_seq.is_some() {
+            self.arm_rto(self.rto_due_ns.max(now_ns));
+            return;
+        }
+        let window = self.cfg.window_pkts.min(self.rwnd_pkts);
+        let new_data = self.app_open
+            && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
+            && self.board.packets_out() < window;
+        if new_data {
+            self.transmit(now_ns, Next::New, out);
+        } else if let Some(seq) = self.board.highest_unsacked() {
+            // Resent as lost: the probe's own ACK then ends the episode or starts recovery.
+            self.board.mark_lost(seq);
+            self.transmit(now_ns, Next::Retransmit(seq), out);
+        }
+        self.tlp_high_seq = Some(self.board.snd_nxt());
+        self.arm_rto(now_ns + self.rtt.rto_ns());
     }
 
     /// The persist timer fired: send one segment past the closed window, so that the ACK it
@@ -438,6 +525,7 @@ impl Sender {
         }
         self.send_burst(now_ns, out);
         self.pacer.end_burst();
+        self.schedule_probe(now_ns);
     }
 
     /// Send packet by packet until cwnd, the window, the pacing gate or the data runs out.
@@ -547,12 +635,19 @@ impl Sender {
     fn restart_rto(&mut self, now_ns: u64) {
         if self.board.packets_out() == 0 {
             self.rto.clear();
+            self.probe_due = false;
         } else {
             self.arm_rto(now_ns + self.rtt.rto_ns());
         }
     }
 
     fn arm_rto(&mut self, deadline_ns: u64) {
+        self.probe_due = false;
+        self.rto_due_ns = deadline_ns;
+        self.set_timer(deadline_ns);
+    }
+
+    fn set_timer(&mut self, deadline_ns: u64) {
         if let TimerAction::Schedule(t) = self.rto.set(deadline_ns) {
             self.wakeups.rto_ns = Some(t);
         }

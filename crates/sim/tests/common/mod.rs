@@ -27,6 +27,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         window_reduction: Recovery::LINUX.window_reduction,
         loss_detection: Recovery::LINUX.loss_detection,
         lost_retransmission: Recovery::LINUX.lost_retransmission,
+        tail_loss_probe: Recovery::LINUX.tail_loss_probe,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
@@ -47,6 +48,7 @@ pub fn on_host(flow: Flow, recovery: Recovery) -> Flow {
         window_reduction: recovery.window_reduction,
         loss_detection: recovery.loss_detection,
         lost_retransmission: recovery.lost_retransmission,
+        tail_loss_probe: recovery.tail_loss_probe,
         ..flow
     }
 }

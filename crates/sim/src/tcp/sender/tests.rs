@@ -39,6 +39,17 @@ impl Harness {
 
     /// The same on a host with the given loss recovery.
     fn start_on(sack: bool, recovery: Recovery) -> Self {
+        Self::start_with(sack, recovery, AppData::bulk(MSS))
+    }
+
+    /// A transfer of `segments` segments with SACK, its first window sent at t = 0.
+    fn start_transfer(segments: u64, recovery: Recovery) -> Self {
+        let mut app = AppData::messages(MSS);
+        app.write(segments * u64::from(MSS));
+        Self::start_with(true, recovery, app)
+    }
+
+    fn start_with(sack: bool, recovery: Recovery, app: AppData) -> Self {
         let cfg = SenderConfig {
             mss_bytes: MSS,
             sack,
@@ -55,7 +66,7 @@ impl Harness {
         };
         let cc = Box::new(reno::new(RenoParams::default(), &init));
         let mut h = Self {
-            sender: Sender::new(0, cfg, AppData::bulk(MSS), cc),
+            sender: Sender::new(0, cfg, app, cc),
             rto_wakes: BTreeSet::new(),
         };
         let sent = h.call(|s, out| s.start(0, out));
@@ -370,4 +381,65 @@ fn rack_takes_every_hole_below_a_sacked_segment_for_lost_once_in_recovery() {
     let sent = linux.ack(110 * MS, 0, &blocks);
     assert_eq!(linux.sender.board.lost_out(), 3);
     assert_eq!(sent.retransmitted, [4]);
+}
+
+/// A transfer of ten segments, all sent at t = 0; segments 0..7 arrive and are acknowledged
+/// at 100 ms (one RTT sample: SRTT 100 ms, RTO 300 ms), segments 7, 8 and 9 are lost.
+fn lose_the_tail(recovery: Recovery) -> Harness {
+    let mut h = Harness::start_transfer(10, recovery);
+    let sent = h.ack(100 * MS, 7, &[]);
+    assert!(sent.new.is_empty() && sent.retransmitted.is_empty());
+    h
+}
+
+#[test]
+fn without_a_tail_loss_probe_a_lost_tail_waits_for_the_retransmission_timer() {
+    let mut h = lose_the_tail(Recovery::RFC);
+    let (fired_ns, sent) = h.fire_rto();
+    assert_eq!(
+        fired_ns,
+        400 * MS,
+        "RTO: SRTT + max(4·RTTVAR, 200 ms) after the ACK"
+    );
+    assert_eq!(sent.retransmitted, [7]);
+    assert_eq!(h.sender.stats.timeouts, 1);
+}
+
+#[test]
+fn a_tail_loss_probe_resends_the_last_segment_after_two_rtts_and_its_sack_starts_recovery() {
+    // RFC 8985 §7: the probe timer replaces the retransmission timer: 2·SRTT after the last
+    // ACK no new data is left, so the highest segment goes out again. Its SACK shows 7 and 8,
+    // sent 300 ms before it, lost (RACK): fast recovery repairs them, PRR one per ACK, and
+    // the retransmission timer never fires.
+    let mut h = lose_the_tail(Recovery::LINUX);
+    let probe_ns = *h.rto_wakes.first().expect("a timer");
+    assert_eq!(probe_ns, 300 * MS);
+    h.rto_wakes.pop_first();
+    let sent = h.call(|s, out| s.on_rto_wake(probe_ns, out));
+    assert_eq!(sent.retransmitted, [9]);
+    let sent = h.ack(400 * MS, 7, &[(9, 10)]);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(sent.retransmitted, [7]);
+    let sent = h.ack(500 * MS, 8, &[(9, 10)]);
+    assert_eq!(sent.retransmitted, [8]);
+    h.ack(600 * MS, 10, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!((h.sender.stats.timeouts, h.events()), (0, 1));
+    assert_eq!(h.sender.stats.all_acked_ns, Some(600 * MS));
+}
+
+#[test]
+fn a_tail_loss_probe_sends_new_data_when_there_is_some() {
+    // A bulk sender whose ACKs stop: the probe is a new segment, past cwnd.
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.ack(100 * MS, 2, &[]);
+    let in_flight = h.sender.in_flight_pkts();
+    let probe_ns = *h.rto_wakes.first().expect("a timer");
+    assert_eq!(probe_ns, 300 * MS);
+    let sent = h.call(|s, out| s.on_rto_wake(probe_ns, out));
+    assert_eq!((sent.new.len(), sent.retransmitted.len()), (1, 0));
+    assert_eq!(h.sender.in_flight_pkts(), in_flight + 1);
+    // One probe at a time: the retransmission timer is next, an RTO after the probe.
+    assert!(!h.sender.probe_due);
+    assert_eq!(h.sender.rto.deadline_ns(), Some(probe_ns + 300 * MS));
 }
