@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use tcpeval_sim::summary::FlowSummary;
+use tcpeval_sim::tcp::host::Recovery;
 
 fn one_flow(rate_bps: u64, f: tcpeval_sim::scenario::Flow, duration_s: u64) -> FlowSummary {
     let s = scenario(rate_bps, 10_000, duration_s, vec![f]);
@@ -100,21 +101,37 @@ fn sack_repairs_a_burst_of_losses_in_one_round_trip_newreno_in_one_per_round_tri
     );
 }
 
-#[test]
-fn losing_the_tail_of_a_transfer_needs_the_retransmission_timer() {
-    // 20 segments at 100 Mb/s, 100 ms: in the second round each ACK (120 µs apart from
-    // 100.12 ms) releases two segments, so 18 and 19 leave with the fifth, at 100.6 ms. No
-    // segment follows them, so there are no duplicate ACKs: only the RTO
-    // (srtt + max(4·rttvar, 200 ms)) can repair them.
-    let mut f = flow("reno", 100);
+/// 20 segments at 100 Mb/s, 100 ms: in the second round each ACK (120 µs apart from
+/// 100.12 ms) releases two segments, so 18 and 19 leave with the fifth, at 100.6 ms, and both
+/// are lost. No segment follows them, so there are no duplicate ACKs.
+fn lose_the_tail(host: Recovery) -> FlowSummary {
+    let mut f = on_host(flow("reno", 100), host);
     f.delayed_ack = false;
     f.size_bytes = Some(20 * 1448);
     f.drop_at_ns = vec![100_550_000, 100_550_000];
-    let got = one_flow(100 * MBPS, f, 5);
+    one_flow(100 * MBPS, f, 5)
+}
+
+#[test]
+fn losing_the_tail_of_a_transfer_needs_the_retransmission_timer_without_probes() {
+    // Only the RTO (srtt + max(4·rttvar, 200 ms)) can repair the tail.
+    let got = lose_the_tail(Recovery::RFC);
     assert_eq!((got.timeouts, got.retransmits), (1, 2), "{got:?}");
     // Last ACK at ~0.2 s, RTO 0.3–0.4 s later, then two single-packet rounds.
     let done = got.completion_s.unwrap();
     assert!((0.7..0.85).contains(&done), "{done}");
+}
+
+#[test]
+fn a_tail_loss_probe_repairs_a_lost_tail_before_the_retransmission_timer() {
+    // RFC 8985 §7: 2·SRTT after the last ACK (~0.4 s) segment 19 goes out again; its SACK
+    // (~0.5 s) shows 18 lost to RACK, and fast recovery resends it: done a round trip later,
+    // with no timeout and no slow start from one segment.
+    let got = lose_the_tail(Recovery::LINUX);
+    let done = got.completion_s.unwrap();
+    println!("tail repaired by a probe at {done:.3} s");
+    assert_eq!((got.timeouts, got.retransmits), (0, 2), "{got:?}");
+    assert!((0.55..0.65).contains(&done), "{done}");
 }
 
 /// One BBR flow at 100 Mb/s, 100 ms, with 1% of packets lost at random: BBR v1 keeps its rate
