@@ -5,13 +5,14 @@
 //! sampling and round counting; a controller owns cwnd, ssthresh, its pacing rate and its own
 //! model. The sender guarantees:
 //!
-//! 1. `on_congestion` is called at most once per window of data (RFC 6582 `recover`), and
-//!    again when a retransmission sent after that reduction is lost (RFC 5681 §4.3): at most
-//!    once per round trip.
+//! 1. `on_congestion` is called at most once per window of data (RFC 6582 `recover`), and,
+//!    on a host whose `lost_retransmission` is `reduce`, again when a retransmission sent
+//!    after that reduction is lost (RFC 5681 §4.3): at most once per round trip.
 //! 2. `on_ack` is called for every ACK that newly acknowledges or SACKs data, in every
 //!    `CaState`, so samples are never lost; growth belongs outside Recovery/CWR and only
 //!    when cwnd-limited — [`common::may_grow`] says so.
-//! 3. In Recovery the sender sends while pipe (RFC 6675) < `cwnd()`, unless
+//! 3. In Recovery the sender sends while pipe (RFC 6675) < `cwnd()`, or below its own
+//!    window as that falls to `cwnd()` (PRR, rate halving: `tcp/reduction.rs`), unless
 //!    `owns_recovery()` (BBR), in which case cwnd alone drives it.
 //! 4. Rounds are counted once, by the sender, from the delivered count (`Ack::round_start`).
 //! 5. A controller never sees the scoreboard, the network, other flows or a global clock.
