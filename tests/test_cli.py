@@ -200,6 +200,9 @@ def test_demo_runs_examples_and_sets_recovery_beside_the_model(tmp_path: Path) -
     # W = 20 Mb/s × 20 ms / (8 × 1500 B) = 33 packets → (W/2)·RTT = 0.33 s
     assert "(W/2)·RTT" in run.stdout
     assert re.search(r"quick-recovery\s+│\s+33 │\s+20ms │ .* │\s+0\.33 │", run.stdout)
+    # Then the host profiles: the textbook sender's second halving, Linux's single one.
+    rows = dict(re.findall(r"│ (linux|rfc)\s+│\s+([\d,]+) │", run.stdout))
+    assert rows == {"linux": "1,954", "rfc": "977"}
 
 
 def test_demo_sets_mathis_beside_one_lossy_connection_but_not_beside_striped_streams(

@@ -16,6 +16,7 @@ from tcpeval.report.plots import write_plots
 from tcpeval.report.tables import summary_tables
 from tcpeval.result import Result
 from tcpeval.scenario import FlowGroup, Scenario, load_scenario
+from tcpeval.scenario.hosts import PROFILES
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ def run_examples(examples: Path, out: Path, console: Console) -> None:
         console.print(recovery_table(recoveries))
     if loss_limited:
         console.print(mathis_table(loss_limited))
+    with console.status("simulating one Reno flow on each host profile"):
+        console.print(host_table())
 
 
 def recovery(scenario: Scenario, result: Result) -> Recovery | None:
@@ -118,10 +121,39 @@ def mathis_table(rows: list[LossLimited]) -> Table:
     return table
 
 
+HOSTS_CASE = {
+    "name": "reno-on-each-host",
+    "duration": "1200s",
+    "sample_interval": "1s",
+    "bottleneck": {"rate": "250Mbps", "queue": "20%bdp"},
+    "flow": [{"cc": "reno", "rtt": "162ms"}],
+}
+"""Slow start overshoots a small buffer on a long path and some retransmissions of the
+recovery that follows are lost too: the host decides what that costs (docs/hosts.md)."""
+
+
+def host_table() -> Table:
+    """HOSTS_CASE on each host profile: the textbook sender halves ssthresh a second time for
+    a lost retransmission (RFC 5681 §4.3) and needs minutes to climb back; Linux does not."""
+    table = _table(
+        "One Reno flow, 250 Mb/s, 162 ms, 20% BDP, 1200 s, on each host (flow.host)", "host"
+    )
+    for header in ("lowest ssthresh pkts", "utilization", "retransmits"):
+        table.add_column(header, justify="right")
+    for host in PROFILES:
+        flows = [flow | {"host": host} for flow in HOSTS_CASE["flow"]]
+        result = simulate(HOSTS_CASE | {"flow": flows})
+        flow = result.summary["flows"][0]
+        ssthresh = result.flows["ssthresh_pkts"].min()
+        utilization = result.summary["bottleneck"]["utilization"]
+        table.add_row(host, f"{ssthresh:,.0f}", f"{utilization:.3f}", f"{flow['retransmits']:,}")
+    return table
+
+
 def _table(title: str, *headers: str) -> Table:
     table = Table(title=title, title_justify="left")
     for header in headers:
-        table.add_column(header, justify="left" if header == "scenario" else "right")
+        table.add_column(header, justify="left" if header in ("scenario", "host") else "right")
     return table
 
 
