@@ -124,7 +124,11 @@ def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
 
 
 def test_two_reno_flows_share_the_link():
-    result = valid_run(scenario(duration="30s", flow=[{"cc": "reno", "rtt": "40ms", "count": 2}]))
+    # Fairness over the second half, as the methodology measures it (docs/methodology.md): an
+    # unlucky slow start leaves two Reno flows apart for several 7 s sawtooth cycles, and a
+    # whole 30 s run measured Jain 0.82 once on CI (0.997-0.999 in three runs here).
+    flows = [{"cc": "reno", "rtt": "40ms", "count": 2}]
+    result = valid_run(scenario(duration="60s", measure="second half", flow=flows))
     summary = result.summary
     assert summary["jain_index"] >= 0.9
     assert [f["cc"] for f in summary["flows"]] == ["reno", "reno"]
