@@ -99,10 +99,10 @@ def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Pro
     for key in ("window_reduction", "lost_retransmission"):
         wanted, kernel_does = getattr(host, key), getattr(KERNEL_RECOVERY, key)
         if wanted != kernel_does:
-            asked_by = key if PROFILES[host_name].model_dump()[key] != wanted else "host"
-            value = wanted if asked_by == key else host_name
+            from_profile = getattr(PROFILES[host_name], key) == wanted
+            field, value = ("host", host_name) if from_profile else (key, wanted)
             reason = f"is not supported: this kernel's {key.replace('_', ' ')} is {kernel_does}"
-            problems.append(Problem(f"{path}.{asked_by}", value, reason))
+            problems.append(Problem(f"{path}.{field}", value, reason))
     return problems
 
 

@@ -253,22 +253,7 @@ impl Scoreboard {
     /// left in sequence order, so the scan stops at the first one sent too late to tell.
     /// Returns how many were newly marked.
     pub fn mark_lost_sent_before(&mut self, newest_delivered_sent_ns: u64, reo_wnd_ns: u64) -> u64 {
-        let mut newly = 0;
-        let mut seq = self.lost_scan.max(self.snd_una);
-        while seq < self.snd_nxt() {
-            let s = &mut self.segs[(seq - self.snd_una) as usize];
-            if s.flags & (SACKED | LOST) == 0 {
-                if s.tx.sent_ns + reo_wnd_ns >= newest_delivered_sent_ns {
-                    break; // this one, and every later one, may still arrive
-                }
-                s.flags |= LOST;
-                newly += 1;
-            }
-            seq += 1;
-        }
-        self.lost_scan = seq;
-        self.lost_out += newly;
-        newly
+        self.mark_lost_while(|_, s| s.tx.sent_ns + reo_wnd_ns < newest_delivered_sent_ns)
     }
 
     /// The highest segment not SACKed: what a tail loss probe resends (RFC 8985 §7.3).
@@ -278,12 +263,13 @@ impl Scoreboard {
             .find(|&seq| !self.segment(seq).is(SACKED))
     }
 
-    /// Take segment `seq` for lost, to resend it as a tail loss probe: the caller sends it
-    /// itself, since lost segments below it may not be known yet ([`Self::next_retransmission`]
-    /// looks only at the lost prefix). Returns whether it was newly marked.
+    /// Take segment `seq` for lost unless it is SACKed or lost already. A tail loss probe
+    /// resends a segment so marked itself, since lost segments below it may not be known yet
+    /// ([`Self::next_retransmission`] looks only at the lost prefix). Returns whether it was
+    /// newly marked.
     pub fn mark_lost(&mut self, seq: u64) -> bool {
         let s = &mut self.segs[(seq - self.snd_una) as usize];
-        if s.flags & (SACKED | LOST) != 0 {
+        if s.is(SACKED | LOST) {
             return false;
         }
         s.flags |= LOST;
@@ -293,18 +279,26 @@ impl Scoreboard {
 
     /// Mark every segment below `limit` that is neither SACKed nor already lost.
     fn mark_lost_below(&mut self, limit: u64) -> u64 {
+        self.mark_lost_while(|seq, _| seq < limit)
+    }
+
+    /// From the loss cursor on, mark lost each segment neither SACKed nor lost already while
+    /// `lost` says so; the cursor stays at the first such segment it spares (everything below
+    /// the cursor is SACKed or lost). Returns how many were newly marked.
+    fn mark_lost_while(&mut self, lost: impl Fn(u64, &Segment) -> bool) -> u64 {
         let mut newly = 0;
         let mut seq = self.lost_scan.max(self.snd_una);
-        while seq < limit {
-            let s = &mut self.segs[(seq - self.snd_una) as usize];
-            if s.flags & (SACKED | LOST) == 0 {
-                s.flags |= LOST;
+        while seq < self.snd_nxt() {
+            if !self.segment(seq).is(SACKED | LOST) {
+                if !lost(seq, self.segment(seq)) {
+                    break;
+                }
+                self.mark_lost(seq);
                 newly += 1;
             }
             seq += 1;
         }
-        self.lost_scan = self.lost_scan.max(limit);
-        self.lost_out += newly;
+        self.lost_scan = seq;
         newly
     }
 
