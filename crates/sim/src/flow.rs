@@ -1,11 +1,10 @@
-//! One flow: a sender/receiver pair, its route, and what the scenario asks of it.
+//! One flow: a sender/receiver pair, and what the scenario asks of it.
 
 use std::collections::VecDeque;
 
 use crate::cc::{registry, Init};
 use crate::engine::{FlowId, Timer};
 use crate::error::{Field, ScenarioError};
-use crate::net::topology::Route;
 use crate::scenario::{self, Scenario};
 use crate::tcp::appdata::AppData;
 use crate::tcp::receiver::Receiver;
@@ -34,7 +33,6 @@ pub struct Flow {
     pub receiver: Receiver,
     pub delayed_ack: Timer,
     pub window_update: Timer,
-    pub route: Route,
     /// Induced losses still to come (`drop_at`), earliest first.
     pub drops_due_ns: VecDeque<u64>,
     /// Segments delivered in order when the application stopped.
@@ -104,12 +102,7 @@ fn app_data(spec: &scenario::Flow, in_exchange: bool) -> AppData {
 }
 
 impl Flow {
-    pub fn new(
-        id: FlowId,
-        s: &Scenario,
-        route: Route,
-        in_exchange: bool,
-    ) -> Result<Self, ScenarioError> {
+    pub fn new(id: FlowId, s: &Scenario, in_exchange: bool) -> Result<Self, ScenarioError> {
         let spec = s.flows[id as usize].clone();
         let init = Init {
             mss_bytes: spec.mss_bytes,
@@ -137,7 +130,6 @@ impl Flow {
                 .with_sack_compression(sack_compression_delay_ns(&spec)),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
-            route,
             drops_due_ns: drops_due_ns.into(),
             delivered_at_stop: None,
             packets_arrived: 0,

@@ -10,6 +10,7 @@ use crate::engine::{Event, EventQueue, FlowId, LinkId, TimerAction};
 use crate::error::{RunError, ScenarioError};
 use crate::flow::Flow;
 use crate::net::link::{Link, Offer};
+use crate::net::routes::Routes;
 use crate::net::topology;
 use crate::output::Output;
 use crate::packet::{Kind, Packet};
@@ -39,7 +40,7 @@ pub struct Simulation {
     links: Vec<Link>,
     flows: Vec<Flow>,
     sources: Vec<Source>,
-    source_routes: Vec<Vec<LinkId>>,
+    routes: Routes,
     exchanges: Vec<Exchange>,
     /// The exchange each flow belongs to, if any.
     flow_exchange: Vec<Option<u32>>,
@@ -65,11 +66,8 @@ impl Simulation {
                     .map(|i| i as u32)
             })
             .collect();
-        let flows = topo
-            .flow_routes
-            .into_iter()
-            .enumerate()
-            .map(|(i, route)| Flow::new(i as FlowId, scenario, route, flow_exchange[i].is_some()))
+        let flows = (0..scenario.flows.len())
+            .map(|i| Flow::new(i as FlowId, scenario, flow_exchange[i].is_some()))
             .collect::<Result<Vec<_>, _>>()?;
         let sources = scenario
             .sources
@@ -96,7 +94,7 @@ impl Simulation {
             links: topo.links,
             flows,
             sources,
-            source_routes: topo.source_routes,
+            routes: topo.routes,
             exchanges: scenario.exchanges.iter().map(Exchange::new).collect(),
             flow_exchange,
             capture,
@@ -201,8 +199,7 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.outbox);
         for pkt in out.drain(..) {
             self.data.sent += 1;
-            let first = self.flows[f as usize].route.data[0];
-            self.offer(first, pkt);
+            self.offer(self.routes.first_link(Kind::Data, f), pkt);
         }
         self.outbox = out;
     }
@@ -213,8 +210,7 @@ impl Simulation {
             self.queue.push(t, Event::SourceSend(s));
         }
         if let Some(pkt) = pkt {
-            let first = self.source_routes[s as usize][0];
-            self.offer(first, pkt);
+            self.offer(self.routes.first_link(Kind::Udp, s), pkt);
         }
     }
 
@@ -273,12 +269,11 @@ impl Simulation {
             }
         }
         pkt.hop += 1;
-        let route = match pkt.kind {
-            Kind::Data => &self.flows[pkt.flow as usize].route.data,
-            Kind::Ack => &self.flows[pkt.flow as usize].route.ack,
-            Kind::Udp => &self.source_routes[pkt.flow as usize],
-        };
-        match route.get(usize::from(pkt.hop)) {
+        match self
+            .routes
+            .path(pkt.kind, pkt.flow)
+            .get(usize::from(pkt.hop))
+        {
             Some(&next_link) => self.offer(next_link, pkt),
             None => match pkt.kind {
                 Kind::Data => self.deliver_data(pkt),
@@ -354,8 +349,7 @@ impl Simulation {
                 self.queue.push(t, Event::WindowUpdate(f));
             }
         }
-        let first = flow.route.ack[0];
-        self.offer(first, ack);
+        self.offer(self.routes.first_link(Kind::Ack, f), ack);
     }
 
     /// The receiving application has read enough to reopen the window: say so.

@@ -3,6 +3,7 @@
 mod common;
 use common::*;
 use tcpeval_sim::net::topology;
+use tcpeval_sim::packet::Kind;
 use tcpeval_sim::scenario::{AqmSpec, Exchange, LossSpec, SourceSpec};
 
 const GBPS: u64 = 1000 * MBPS;
@@ -325,7 +326,7 @@ fn flows_of_equal_rtt_share_a_return_line_and_each_keeps_its_rtt() {
     }
     let s = scenario(GBPS, 1000, 5, flows);
     let topo = topology::build(&s);
-    let return_line = |f: usize| *topo.flow_routes[f].ack.last().unwrap();
+    let return_line = |f: u32| *topo.routes.path(Kind::Ack, f).last().unwrap();
     assert_eq!(return_line(0), return_line(1), "equal RTTs share");
     assert_ne!(return_line(0), return_line(2), "another RTT has its own");
     assert_ne!(return_line(0), return_line(3), "so has the other direction");

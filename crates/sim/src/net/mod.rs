@@ -3,6 +3,7 @@
 //! the lab's real-time emulator.
 
 pub mod link;
+pub mod routes;
 pub mod topology;
 
 pub use tcpeval_netem::{loss, queue};

@@ -20,15 +20,9 @@ use crate::engine::LinkId;
 use crate::net::link::Link;
 use crate::net::loss::LossModel;
 use crate::net::queue::{Aqm, Limit, RedParams};
+use crate::net::routes::Routes;
 use crate::packet::Packet;
 use crate::scenario::{AqmSpec, LinkSpec, LossSpec, Scenario};
-
-/// Links crossed, in order, in each direction of one flow.
-#[derive(Debug, Clone)]
-pub struct Route {
-    pub data: Vec<LinkId>,
-    pub ack: Vec<LinkId>,
-}
 
 #[derive(Debug)]
 pub struct Topology {
@@ -36,8 +30,7 @@ pub struct Topology {
     /// Forward direction of declared link i is `LinkId` i; the first declared link is "the
     /// bottleneck" of the summary.
     pub reverse: Vec<Option<LinkId>>,
-    pub flow_routes: Vec<Route>,
-    pub source_routes: Vec<Vec<LinkId>>,
+    pub routes: Routes,
     /// The private delay lines by (delay, reverse), each shared by the flows it fits.
     delay_lines: BTreeMap<(u64, bool), LinkId>,
 }
@@ -65,8 +58,7 @@ pub fn build(s: &Scenario) -> Topology {
     let mut topo = Topology {
         links,
         reverse,
-        flow_routes: vec![],
-        source_routes: vec![],
+        routes: Routes::default(),
         delay_lines: BTreeMap::new(),
     };
     let in_exchange = |f: usize| {
@@ -75,13 +67,13 @@ pub fn build(s: &Scenario) -> Topology {
             .any(|x| [x.request_flow, x.response_flow].contains(&(f as u32)))
     };
     for (i, f) in s.flows.iter().enumerate() {
-        let route = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
-        topo.flow_routes.push(route);
+        let (data, ack) = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
+        topo.routes.add_flow(data, ack);
     }
     for spec in &s.sources {
         let (route, reverse) = spec.route();
         let data = topo.directions(s, route, reverse);
-        topo.source_routes.push(data);
+        topo.routes.add_source(data);
     }
     topo
 }
@@ -176,6 +168,7 @@ impl Topology {
             .collect()
     }
 
+    /// The links a flow's data crosses, and those its ACKs cross back.
     fn flow_route(
         &mut self,
         s: &Scenario,
@@ -183,7 +176,7 @@ impl Topology {
         reverse: bool,
         rtt_ns: u64,
         split: bool,
-    ) -> Route {
+    ) -> (Vec<LinkId>, Vec<LinkId>) {
         let mut data = self.directions(s, route, reverse);
         let mut ack: Vec<LinkId> = route
             .iter()
@@ -208,7 +201,7 @@ impl Topology {
             data.push(self.delay_line(data_side_ns, reverse));
         }
         ack.push(self.delay_line(private_ns - data_side_ns, reverse));
-        Route { data, ack }
+        (data, ack)
     }
 
     /// A pure delay line of `delay_ns` for a flow in the direction `reverse` says, shared by

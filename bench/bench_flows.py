@@ -1,0 +1,82 @@
+"""Simulator cost per delivered packet as the number of flows grows (issue 19).
+
+    python bench/bench_flows.py [--flows 10 100 1000 10000] [--seconds 20] [--big]
+
+Every case shares one bottleneck, 100 ms RTT, queue = 1 BDP, Reno on the `linux` host, all
+flows starting at once: 10 Gb/s for the flow counts given, and with `--big` 100,000 flows on
+100 Gb/s (the same 1 Mb/s per flow as 10,000 flows on 10 Gb/s). Each case runs in a process of
+its own, so its peak resident memory is its own. Prints, per case: delivered packets, events
+per delivered packet, wall seconds (timed inside the core), ns per delivered packet, the ratio
+to the first case's ns per packet, and peak RSS. A benchmark prints numbers; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+
+ROW = "{:<22}{:>16}{:>11}{:>9}{:>12}{:>9}{:>10}"
+
+
+def scenario(flows: int, rate_gbps: int, seconds: int) -> dict[str, object]:
+    return {
+        "name": f"flows-{flows}",
+        "duration": f"{seconds}s",
+        "sample_interval": "1s",
+        "bottleneck": {"rate": f"{rate_gbps}Gbps", "queue": "100%bdp"},
+        "flow": [{"cc": "reno", "rtt": "100ms", "count": flows}],
+    }
+
+
+def one_case(flows: int, rate_gbps: int, seconds: int) -> None:
+    """Run one case here and print its figures as JSON (called in a child process)."""
+    from tcpeval import simulate
+
+    backend = simulate(scenario(flows, rate_gbps, seconds)).summary["backend"]
+    figures = backend["details"] | {"wall_seconds": backend["wall_seconds"]}
+    figures["max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(figures))
+
+
+def run_case(flows: int, rate_gbps: int, seconds: int) -> dict[str, float]:
+    args = [sys.executable, __file__, "--one", str(flows), str(rate_gbps), str(seconds)]
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flows", type=int, nargs="+", default=[10, 100, 1000, 10000])
+    parser.add_argument("--seconds", type=int, default=20, help="simulated; default: 20")
+    parser.add_argument("--big", action="store_true", help="add 100,000 flows on 100 Gb/s")
+    parser.add_argument("--one", type=int, nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        one_case(*args.one)
+        return
+    cases = [(flows, 10) for flows in args.flows] + ([(100_000, 100)] if args.big else [])
+    print(ROW.format("case", "delivered pkts", "events/pkt", "wall s", "ns/pkt", "ratio", "RSS MB"))
+    first_ns = None
+    for flows, rate_gbps in cases:
+        sim = run_case(flows, rate_gbps, args.seconds)
+        delivered = sim["packets_delivered"]
+        ns_per_pkt = sim["wall_seconds"] * 1e9 / delivered
+        first_ns = first_ns or ns_per_pkt
+        print(
+            ROW.format(
+                f"{flows:,} flows, {rate_gbps} Gb/s",
+                f"{delivered:,}",
+                f"{sim['events'] / delivered:.2f}",
+                f"{sim['wall_seconds']:.1f}",
+                f"{ns_per_pkt:.0f}",
+                f"{ns_per_pkt / first_ns:.2f}",
+                f"{sim['max_rss_mb']:.0f}",
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
