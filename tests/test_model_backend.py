@@ -12,6 +12,7 @@ import tcpeval
 from helpers import small_scenario
 from tcpeval import models
 from tcpeval.compare import Comparison, compare_backends
+from tcpeval.metrics import recovery_time
 from tcpeval.report.plots import write_plots
 from tcpeval.result import ALGORITHM_COLUMN, FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.scenario import ScenarioError, load_scenario
@@ -54,6 +55,21 @@ def test_recovery_time_agrees_with_the_simulator(example: str) -> None:
     )
     ratio = _ratio(comparison, "recovery flow 0")
     assert abs(ratio - 1) <= MODEL_VS_SIM, ratio
+
+
+def test_a_window_a_fraction_of_a_packet_above_the_pipe_still_recovers_as_reno() -> None:
+    # 100% of the BDP at 1 Gb/s × 200 ms rounds up to 16,667 packets, a third of a packet above
+    # the pipe: the flow is limited by its window, so after the loss it regrows in (W/2)·RTT
+    # (the simulator: 1,668 s) rather than being read as link-limited with no dip at all.
+    scenario = load_scenario(EXAMPLES / "recovery-200ms.toml")
+    result = tcpeval.run(scenario, "model")
+    window = result.summary["scenario"]["flow"][0]["window_pkts"]
+    assert window == 16_667
+    assert result.summary["flows"][0]["limited_by"] == "window"
+    assert recovery_time(result.flows, 0, 10.0, window) == pytest.approx(
+        models.reno_recovery_time_s(window, 0.2), abs=1.0
+    )
+    assert result.summary["bottleneck"]["utilization"] <= 1
 
 
 def test_a_window_limited_flow_gets_window_over_rtt() -> None:

@@ -88,7 +88,7 @@ def share(
     while waiting:
         flow = waiting[0]
         limit = flow.own_limit()
-        if limit is None or flow.wire(limit[0]) > capacity / len(waiting):
+        if limit is None or not _fits(flow, limit[0], capacity / len(waiting)):
             break  # this flow, and every one after it, wants more than an equal share
         answers[flow.id] = Answer(limit[0], limit[1], flow.rtt_s)
         capacity -= flow.wire(limit[0])
@@ -99,9 +99,19 @@ def share(
     known = all(answers[f.id].goodput_bps is not None for f in flows)
     used = background_bps + sum(f.wire(answers[f.id].goodput_bps or 0.0) for f in flows)
     return answers, LinkState(
-        utilization=used / rate_bps if known else None,
+        utilization=min(used / rate_bps, 1.0) if known else None,  # `_fits`' slack
         mean_queue_pkts=queue if known else None,
     )
+
+
+def _fits(flow: ModelFlow, limit_bps: float, wire_share_bps: float) -> bool:
+    """Whether a flow's own limit fits in its share of the link. A window is a whole number of
+    packets, so one of "100%bdp" can exceed the pipe by a fraction of a packet (16,667 packets
+    at 1 Gb/s × 200 ms, where the pipe holds 16,666.7): within one packet per RTT of the share,
+    the flow keeps the queue all but empty and its own limit, not the link, shapes its rate
+    (after a loss its window regrows rather than the link staying full)."""
+    one_packet_per_rtt_bps = 8 * flow.packet_bytes / flow.rtt_s
+    return flow.wire(limit_bps) <= wire_share_bps + one_packet_per_rtt_bps
 
 
 def _demand(flow: ModelFlow) -> float:
