@@ -98,8 +98,19 @@ def rows(seconds: float, long_seconds: float) -> list[Row]:
     shallow = link | {"queue": "10%bdp"}
     bbr = dumbbell("bbr", seconds, shallow, [{"cc": "bbr", "rtt": "40ms"}])
     table.append(Row("1 bbr 100M 40ms 10%BDP", bbr, goodput, "Mb/s"))
+    table.append(rtt_unfairness_row(seconds))
     table += recovery_rows() + mathis_rows() + seed_rows(long_seconds) + many_rows(seconds)
     return table
+
+
+def rtt_unfairness_row(seconds: float) -> Row:
+    """The Hamilton RTT-unfairness case the simulator's Reno looked too fair in (issue 16):
+    Reno at 82 and 162 ms sharing 250 Mb/s, a queue of 20% of the long flow's BDP. The short
+    flow's share over the long one's; the kernel in the lab says what Reno does here."""
+    link = {"rate": "250Mbps", "queue": "20%bdp"}
+    flows = [{"cc": "reno", "rtt": "82ms"}, {"cc": "reno", "rtt": "162ms"}]
+    scenario = dumbbell("rtt-unfair", seconds, link, flows)
+    return Row("reno 82/162ms 250M", scenario, first_over_second, "ratio")
 
 
 def recovery_rows() -> list[Row]:
