@@ -88,10 +88,7 @@ impl Harness {
     fn ack(&mut self, now_ns: u64, cum_ack: u64, blocks: &[(u64, u64)]) -> Sent {
         let mut ack = Packet::ack(0, cum_ack, 52);
         for (slot, &(start, end)) in ack.sack.iter_mut().zip(blocks) {
-            *slot = SackBlock {
-                start: (start - cum_ack) as u32,
-                end: (end - cum_ack) as u32,
-            };
+            *slot = SackBlock::relative_to(cum_ack, start, end);
         }
         ack.n_sack = blocks.len() as u8;
         self.call(|s, out| s.on_ack(now_ns, &ack, out))
