@@ -87,12 +87,10 @@ impl Packet {
 
     /// SACK blocks in absolute segment numbers, most recent first (RFC 2018 §4).
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sack[..usize::from(self.n_sack)]
-            .iter()
-            .map(|b| {
-                let at = |offset: i32| self.seq.saturating_add_signed(i64::from(offset));
-                (at(b.start), at(b.end))
-            })
+        self.sack[..usize::from(self.n_sack)].iter().map(|b| {
+            let at = |offset: i32| self.seq.saturating_add_signed(i64::from(offset));
+            (at(b.start), at(b.end))
+        })
     }
 }
 

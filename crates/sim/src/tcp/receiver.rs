@@ -232,10 +232,7 @@ impl Receiver {
     /// The out-of-order range holding segment `seq`.
     fn range_holding(&self, seq: u64) -> Option<(u64, u64)> {
         let i = self.out_of_order.partition_point(|r| r.1 <= seq);
-        self.out_of_order
-            .get(i)
-            .copied()
-            .filter(|&(s, _)| s <= seq)
+        self.out_of_order.get(i).copied().filter(|&(s, _)| s <= seq)
     }
 
     /// When a window update is due: the application will have read enough to reopen a
@@ -465,6 +462,33 @@ mod tests {
         );
         blocks(&mut r);
         assert!(!r.held_sack_would_lose_a_block(10), "nothing is held");
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_once_in_the_first_block() {
+        // RFC 2883 §4.1.1: a duplicate below the cumulative ACK is the first block.
+        let mut r = Receiver::new(true, false, 40).with_dsack(true);
+        for seq in [0, 1, 2, 4] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (3, vec![(1, 2), (4, 5)]));
+        assert_eq!(blocks(&mut r), (3, vec![(4, 5)]), "reported once");
+        // §4.1.3: a duplicate above it, followed by the block that holds it.
+        for seq in [5, 6, 8] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(r.on_segment(0, 5), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (3, vec![(5, 6), (4, 7), (8, 9)]));
+    }
+
+    #[test]
+    fn without_d_sack_a_duplicate_changes_no_block() {
+        let mut r = Receiver::new(true, false, 40);
+        for seq in [0, 2, 3, 0, 2] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(blocks(&mut r), (1, vec![(2, 4)]));
     }
 
     #[test]

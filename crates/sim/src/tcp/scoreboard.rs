@@ -643,7 +643,11 @@ mod tests {
         b.mark_all_lost();
         b.on_retransmit(0, TxSnapshot::default());
         b.unmark_lost();
-        assert_eq!(counters(&b), (1, 1, 1), "segment 0 is lost, its retransmission out");
+        assert_eq!(
+            counters(&b),
+            (1, 1, 1),
+            "segment 0 is lost, its retransmission out"
+        );
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 10 - 1);
         assert_eq!(b.next_retransmission(), None);

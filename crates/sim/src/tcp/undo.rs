@@ -114,7 +114,10 @@ mod tests {
         params.insert("name".into(), "reno".into());
         let cc = registry::build(&params, &init).unwrap();
         let mut e = Episode::new(cc, 100, 0);
-        assert!(!e.all_retransmissions_dsacked(), "nothing retransmitted yet");
+        assert!(
+            !e.all_retransmissions_dsacked(),
+            "nothing retransmitted yet"
+        );
         e.on_retransmit(100);
         e.on_retransmit(101);
         e.on_dsack((90, 101)); // only 100 is of this episode
