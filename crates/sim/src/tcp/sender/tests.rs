@@ -251,8 +251,8 @@ fn a_timeout_resends_the_first_segment_from_a_window_of_one_and_backs_off() {
     assert_eq!((h.sender.stats.timeouts, h.events()), (2, 0));
     // A timeout is not a fast recovery: none was counted. The second timeout of the same
     // segment computes ssthresh again, from the loss window: max(1 / 2, 2) = 2. (RFC 5681 §3.1
-    // and Linux `tcp_enter_loss` hold it at 5 for a segment already resent by the timer; this
-    // sender does not.)
+    // and Linux `tcp_enter_loss` hold it at 5 for a segment already resent by the timer; the
+    // rfc host does not, the Linux hosts do: `rto_in_recovery`.)
     assert_eq!(h.sender.cwnd_pkts(), 1.0);
     assert_eq!(h.sender.ssthresh_pkts(), 2.0);
 }
