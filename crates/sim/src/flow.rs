@@ -127,7 +127,8 @@ impl Flow {
             sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
             receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS)
                 .with_sink(sink(&spec, s))
-                .with_sack_compression(sack_compression_delay_ns(&spec)),
+                .with_sack_compression(sack_compression_delay_ns(&spec))
+                .with_dsack(spec.undo),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
             drops_due_ns: drops_due_ns.into(),

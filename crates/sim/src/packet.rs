@@ -19,11 +19,26 @@ pub enum Kind {
 }
 
 /// A SACK block `[start, end)` in segments, relative to the ACK's cumulative acknowledgement
-/// (so it fits in 32 bits even after terabytes).
+/// (so it fits in 32 bits even after terabytes); signed, because a D-SACK block (RFC 2883)
+/// may report a duplicate below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SackBlock {
-    pub start: u32,
-    pub end: u32,
+    pub start: i32,
+    pub end: i32,
+}
+
+impl SackBlock {
+    /// The block `[start, end)` (absolute segment numbers) of an ACK whose cumulative
+    /// acknowledgement is `cum_ack`.
+    pub fn relative_to(cum_ack: u64, start: u64, end: u64) -> Self {
+        let offset = |seq: u64| {
+            i32::try_from(seq.wrapping_sub(cum_ack) as i64).expect("a block within 2^31 segments")
+        };
+        Self {
+            start: offset(start),
+            end: offset(end),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,9 +87,10 @@ impl Packet {
 
     /// SACK blocks in absolute segment numbers, most recent first (RFC 2018 §4).
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sack[..usize::from(self.n_sack)]
-            .iter()
-            .map(|b| (self.seq + u64::from(b.start), self.seq + u64::from(b.end)))
+        self.sack[..usize::from(self.n_sack)].iter().map(|b| {
+            let at = |offset: i32| self.seq.saturating_add_signed(i64::from(offset));
+            (at(b.start), at(b.end))
+        })
     }
 }
 

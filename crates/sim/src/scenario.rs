@@ -18,7 +18,9 @@
 use serde::Deserialize;
 
 use crate::error::{Field, ScenarioError};
-use crate::tcp::host::{LossDetection, LostRetransmission, Recovery, WindowReduction};
+use crate::tcp::host::{
+    LossDetection, LostRetransmission, Recovery, RtoInRecovery, WindowReduction,
+};
 
 /// Bytes of IP + TCP header (with the timestamp option) on every segment: a 1448-byte MSS
 /// fills a 1500-byte MTU, as on the Linux testbeds of the studies.
@@ -110,6 +112,8 @@ pub struct Flow {
     pub loss_detection: LossDetection,
     pub lost_retransmission: LostRetransmission,
     pub tail_loss_probe: bool,
+    pub undo: bool,
+    pub rto_in_recovery: RtoInRecovery,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
     pub min_rto_ns: u64,
@@ -180,6 +184,8 @@ impl Flow {
             loss_detection: self.loss_detection,
             lost_retransmission: self.lost_retransmission,
             tail_loss_probe: self.tail_loss_probe,
+            undo: self.undo,
+            rto_in_recovery: self.rto_in_recovery,
         }
     }
 }

@@ -10,13 +10,17 @@
 mod common;
 use common::*;
 use tcpeval_sim::cc::registry::ALGORITHMS;
-use tcpeval_sim::tcp::host::{LossDetection, LostRetransmission, Recovery, WindowReduction};
+use tcpeval_sim::tcp::host::{
+    LossDetection, LostRetransmission, Recovery, RtoInRecovery, WindowReduction,
+};
 
 const LINUX_2_6: Recovery = Recovery {
     window_reduction: WindowReduction::RateHalving,
     loss_detection: LossDetection::Dupthresh,
     lost_retransmission: LostRetransmission::Resend,
     tail_loss_probe: false,
+    undo: true,
+    rto_in_recovery: RtoInRecovery::KeepSsthresh,
 };
 
 #[test]

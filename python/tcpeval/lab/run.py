@@ -496,6 +496,9 @@ def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
         "net.ipv4.tcp_recovery": "1" if flow["loss_detection"] == "rack" else "0",
         # 3 is Linux's default (tail loss probes on); 0 turns them off.
         "net.ipv4.tcp_early_retrans": "3" if flow["tail_loss_probe"] else "0",
+        # Linux's defaults (1, 2); 0 stops D-SACK reports and their undo, and F-RTO.
+        "net.ipv4.tcp_dsack": "1" if flow["undo"] else "0",
+        "net.ipv4.tcp_frto": "2" if flow["undo"] else "0",
     }
 
 

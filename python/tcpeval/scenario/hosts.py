@@ -8,15 +8,17 @@ may set any of them itself. The simulator's sender reads the resolved switches
 - `linux` (the default): a current kernel. PRR (RFC 9937, Linux 3.2), RACK loss detection
   (RFC 8985, Linux 4.18), lost retransmissions sent again within the same recovery, tail loss
   probes (RFC 8985 §7, Linux 3.10), SACK compression (Linux 4.18), initial window 10 (RFC
-  6928, Linux 2.6.39).
+  6928, Linux 2.6.39), spurious reductions undone by D-SACK and F-RTO (`tcp_dsack`,
+  `tcp_frto`), ssthresh kept when a timeout interrupts recovery (`tcp_enter_loss`).
 - `linux-2.6`: the kernels of the 2003–2008 testbed studies. Rate halving (`tcp_cwnd_down`),
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
-  open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames).
+  open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), D-SACK
+  and F-RTO undo and ssthresh kept across a timeout in recovery, as now.
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
-  window again (RFC 5681 §4.3), no tail loss probes, SACK compression and an initial window
-  of 10.
+  window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window
+  of 10, no undo, and a timeout in recovery lowering ssthresh again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ HostName = Literal["linux", "linux-2.6", "rfc"]
 WindowReduction = Literal["prr", "rate-halving", "rfc6675"]
 LossDetection = Literal["rack", "dupthresh"]
 LostRetransmission = Literal["resend", "reduce"]
+RtoInRecovery = Literal["keep-ssthresh", "reduce"]
 
 RFC_3390_BYTES = 4380
 """RFC 3390 §1: the initial window is min(4·MSS, max(2·MSS, 4380 bytes))."""
@@ -49,6 +52,8 @@ class HostBehaviour(BaseModel):
     loss_detection: LossDetection
     lost_retransmission: LostRetransmission
     tail_loss_probe: bool
+    undo: bool
+    rto_in_recovery: RtoInRecovery
     sack_compression: bool
     initial_cwnd: int | Literal["rfc3390"]
 
@@ -64,6 +69,8 @@ PROFILES: dict[HostName, HostBehaviour] = {
         loss_detection="rack",
         lost_retransmission="resend",
         tail_loss_probe=True,
+        undo=True,
+        rto_in_recovery="keep-ssthresh",
         sack_compression=True,
         initial_cwnd=10,
     ),
@@ -72,6 +79,8 @@ PROFILES: dict[HostName, HostBehaviour] = {
         loss_detection="dupthresh",
         lost_retransmission="resend",
         tail_loss_probe=False,
+        undo=True,
+        rto_in_recovery="keep-ssthresh",
         sack_compression=False,
         initial_cwnd="rfc3390",
     ),
@@ -80,6 +89,8 @@ PROFILES: dict[HostName, HostBehaviour] = {
         loss_detection="dupthresh",
         lost_retransmission="reduce",
         tail_loss_probe=False,
+        undo=False,
+        rto_in_recovery="reduce",
         sack_compression=True,
         initial_cwnd=10,
     ),
@@ -97,6 +108,10 @@ SWITCH_MEANINGS = {
     "or 'reduce' the window again (RFC 5681 §4.3)",
     "tail_loss_probe": "a probe two RTTs after the ACKs stop, before the RTO (RFC 8985 §7, "
     "Linux 3.10)",
+    "undo": "D-SACK reports of duplicates (RFC 2883), and a reduction undone when they prove "
+    "every retransmission unneeded (RFC 3708) or F-RTO a timeout spurious (RFC 5682)",
+    "rto_in_recovery": "a timeout during fast recovery: 'keep-ssthresh' as recovery set it "
+    "(Linux tcp_enter_loss), or 'reduce' it again from the reduced window",
     "sack_compression": "the receiver's SACK compression (Linux 4.18)",
     "initial_cwnd": "initial window, segments ('rfc3390': by the MSS, RFC 3390)",
 }

@@ -34,6 +34,7 @@ from tcpeval.scenario.hosts import (
     HostName,
     LossDetection,
     LostRetransmission,
+    RtoInRecovery,
     WindowReduction,
 )
 from tcpeval.units import Duration, Rate, Size, parse_duration, parse_rate, parse_size
@@ -213,6 +214,21 @@ class FlowGroup(TcpTraffic):
         description="When the ACKs stop with nothing known lost, a probe segment two smoothed "
         "RTTs later, so that its SACK reveals the tail's losses before the RTO (RFC 8985 §7). "
         "Default: the host's (linux: true; linux-2.6, rfc: false).",
+    )
+    undo: bool | None = Field(
+        default=None,
+        description="The receiver reports duplicate segments (D-SACK, RFC 2883) and the sender "
+        "undoes a window reduction once they show every retransmission of it unneeded (RFC "
+        "3708, Linux tcp_dsack), or once data sent before a timeout is acknowledged after it "
+        "(F-RTO, RFC 5682, Linux tcp_frto). Default: the host's (linux, linux-2.6: true; rfc: "
+        "false).",
+    )
+    rto_in_recovery: RtoInRecovery | None = Field(
+        default=None,
+        description="A retransmission timeout during fast recovery: 'keep-ssthresh' as the "
+        "recovery set it, cwnd to 1 (Linux tcp_enter_loss), or 'reduce' ssthresh again from "
+        "the reduced window. Default: the host's (linux, linux-2.6: keep-ssthresh; rfc: "
+        "reduce).",
     )
     window: BufferField | None = Field(
         default=None,

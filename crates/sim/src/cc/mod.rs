@@ -127,7 +127,20 @@ pub struct Init {
     pub seed: u64,
 }
 
-pub trait CongestionControl: Debug + Send {
+/// A copy of a controller as it is: the sender keeps one from before a window reduction, so
+/// that a reduction later proved spurious can be undone (Linux `prior_cwnd`/`prior_ssthresh`,
+/// which here live in the controller). Every controller that is `Clone` has it.
+pub trait Snapshot {
+    fn snapshot(&self) -> Box<dyn CongestionControl>;
+}
+
+impl<T: CongestionControl + Clone + 'static> Snapshot for T {
+    fn snapshot(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.clone())
+    }
+}
+
+pub trait CongestionControl: Debug + Send + Snapshot {
     /// Every ACK that advances snd_una or SACKs new data, in every `CaState`.
     fn on_ack(&mut self, ack: &Ack, path: &Path);
     /// Once per congestion episode (the first loss of a window, or a lost retransmission):

@@ -40,6 +40,17 @@ pub enum LostRetransmission {
     Resend,
 }
 
+/// What a retransmission timeout during fast recovery does to ssthresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoInRecovery {
+    /// Computed again from the window the recovery already reduced: a second reduction.
+    Reduce,
+    /// Kept as the recovery set it (Linux `tcp_enter_loss`: ssthresh is recomputed only from
+    /// Open or Disorder, or after progress since the last timeout); cwnd still falls to 1.
+    KeepSsthresh,
+}
+
 /// The loss-recovery switches of one sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recovery {
@@ -50,6 +61,11 @@ pub struct Recovery {
     /// segment goes out after two smoothed RTTs so that its SACK can reveal the tail's losses
     /// before the retransmission timer.
     pub tail_loss_probe: bool,
+    /// The receiver reports duplicates (D-SACK, RFC 2883) and the sender undoes a reduction
+    /// whose every retransmission they prove unnecessary (RFC 3708; Linux `tcp_try_undo_*`),
+    /// or a timeout after which original data is acknowledged (F-RTO, RFC 5682 §3.1).
+    pub undo: bool,
+    pub rto_in_recovery: RtoInRecovery,
 }
 
 impl Recovery {
@@ -59,6 +75,8 @@ impl Recovery {
         loss_detection: LossDetection::Dupthresh,
         lost_retransmission: LostRetransmission::Reduce,
         tail_loss_probe: false,
+        undo: false,
+        rto_in_recovery: RtoInRecovery::Reduce,
     };
 
     /// A current Linux sender (`host = "linux"`).
@@ -67,5 +85,7 @@ impl Recovery {
         loss_detection: LossDetection::Rack,
         lost_retransmission: LostRetransmission::Resend,
         tail_loss_probe: true,
+        undo: true,
+        rto_in_recovery: RtoInRecovery::KeepSsthresh,
     };
 }

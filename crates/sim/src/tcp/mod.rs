@@ -12,3 +12,4 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 pub mod sink;
+pub mod undo;

@@ -1,6 +1,6 @@
 //! The receiver: in-order delivery to the application, out-of-order segments kept as ranges,
 //! SACK blocks (RFC 2018), delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2) and, optionally,
-//! Linux's SACK compression while a hole is open.
+//! Linux's SACK compression while a hole is open and D-SACK reports of duplicates (RFC 2883).
 
 use std::collections::VecDeque;
 
@@ -26,6 +26,10 @@ pub struct Receiver {
     /// The blocks reported last, most recent first (RFC 2018 §4).
     reported: Vec<(u64, u64)>,
     sack: bool,
+    /// Report duplicate segments (RFC 2883 D-SACK; Linux `tcp_dsack`).
+    dsack: bool,
+    /// A duplicate not yet reported: the first block of the next ACK.
+    duplicate: Option<(u64, u64)>,
     delayed_ack: bool,
     delack_timeout_ns: u64,
     /// In-order segments received since the last ACK.
@@ -87,6 +91,8 @@ impl Receiver {
             out_of_order: VecDeque::new(),
             reported: Vec::with_capacity(MAX_SACK_BLOCKS + 1),
             sack,
+            dsack: false,
+            duplicate: None,
             delayed_ack,
             delack_timeout_ns,
             unacked_segments: 0,
@@ -116,6 +122,12 @@ impl Receiver {
         self
     }
 
+    /// Report each duplicate segment in the first SACK block of the next ACK (RFC 2883).
+    pub fn with_dsack(mut self, dsack: bool) -> Self {
+        self.dsack = dsack && self.sack;
+        self
+    }
+
     /// Segments delivered in order to the application.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
@@ -127,8 +139,10 @@ impl Receiver {
         if let Some(sink) = &mut self.sink {
             sink.read_until(now_ns, self.rcv_nxt);
         }
-        if seq < self.rcv_nxt {
-            return Reply::AckNow; // a duplicate: tell the sender at once (RFC 5681 §4.2)
+        if seq < self.rcv_nxt || (self.dsack && self.holds(seq)) {
+            // A duplicate: tell the sender at once (RFC 5681 §4.2), and which (RFC 2883 §4).
+            self.note_duplicate(seq);
+            return Reply::AckNow;
         }
         let filled_gap = !self.out_of_order.is_empty();
         let in_order = seq == self.rcv_nxt;
@@ -175,19 +189,50 @@ impl Receiver {
         }
         let rcv_nxt = self.rcv_nxt;
         self.reported.retain(|b| b.1 > rcv_nxt);
+        // RFC 2883 §4: a duplicate is reported once, in the first block, followed by the
+        // out-of-order block that holds it, if any.
+        let duplicate = self.duplicate.take();
+        let holding = duplicate.and_then(|(s, _)| self.range_holding(s));
         // RFC 2018 §4: as many distinct blocks as fit; after the recent ones, the highest others.
         let others = self
             .out_of_order
             .iter()
             .rev()
             .filter(|r| !self.reported.contains(r));
-        for &(s, e) in self.reported.iter().chain(others).take(MAX_SACK_BLOCKS) {
-            pkt.sack[usize::from(pkt.n_sack)] = SackBlock {
-                start: (s - rcv_nxt) as u32,
-                end: (e - rcv_nxt) as u32,
-            };
+        let ordinary = self
+            .reported
+            .iter()
+            .chain(others)
+            .copied()
+            .filter(|&b| Some(b) != holding);
+        let blocks = duplicate.into_iter().chain(holding).chain(ordinary);
+        for (s, e) in blocks.take(MAX_SACK_BLOCKS) {
+            pkt.sack[usize::from(pkt.n_sack)] = SackBlock::relative_to(rcv_nxt, s, e);
             pkt.n_sack += 1;
         }
+    }
+
+    /// Remember duplicate `seq` for the next ACK; one next to the duplicate already waiting
+    /// extends it (Linux `tcp_dsack_extend`), another replaces it.
+    fn note_duplicate(&mut self, seq: u64) {
+        if !self.dsack {
+            return;
+        }
+        self.duplicate = match self.duplicate {
+            Some((s, e)) if s <= seq + 1 && seq <= e => Some((s.min(seq), e.max(seq + 1))),
+            _ => Some((seq, seq + 1)),
+        };
+    }
+
+    /// Whether segment `seq`, above `rcv_nxt`, is held already.
+    fn holds(&self, seq: u64) -> bool {
+        self.range_holding(seq).is_some()
+    }
+
+    /// The out-of-order range holding segment `seq`.
+    fn range_holding(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.out_of_order.partition_point(|r| r.1 <= seq);
+        self.out_of_order.get(i).copied().filter(|&(s, _)| s <= seq)
     }
 
     /// When a window update is due: the application will have read enough to reopen a
@@ -417,6 +462,33 @@ mod tests {
         );
         blocks(&mut r);
         assert!(!r.held_sack_would_lose_a_block(10), "nothing is held");
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_once_in_the_first_block() {
+        // RFC 2883 §4.1.1: a duplicate below the cumulative ACK is the first block.
+        let mut r = Receiver::new(true, false, 40).with_dsack(true);
+        for seq in [0, 1, 2, 4] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (3, vec![(1, 2), (4, 5)]));
+        assert_eq!(blocks(&mut r), (3, vec![(4, 5)]), "reported once");
+        // §4.1.3: a duplicate above it, followed by the block that holds it.
+        for seq in [5, 6, 8] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(r.on_segment(0, 5), Reply::AckNow);
+        assert_eq!(blocks(&mut r), (3, vec![(5, 6), (4, 7), (8, 9)]));
+    }
+
+    #[test]
+    fn without_d_sack_a_duplicate_changes_no_block() {
+        let mut r = Receiver::new(true, false, 40);
+        for seq in [0, 2, 3, 0, 2] {
+            arrive(&mut r, 0, seq);
+        }
+        assert_eq!(blocks(&mut r), (1, vec![(2, 4)]));
     }
 
     #[test]

@@ -90,6 +90,10 @@ impl Scoreboard {
         self.lost_out
     }
 
+    pub fn retrans_out(&self) -> u64 {
+        self.retrans_out
+    }
+
     /// RFC 6675 §4 SetPipe, in Linux's counter form.
     pub fn in_flight(&self) -> u64 {
         self.packets_out() + self.retrans_out - self.sacked_out - self.lost_out
@@ -366,6 +370,24 @@ impl Scoreboard {
         self.lost_scan = self.snd_nxt();
     }
 
+    /// A timeout proved spurious (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): the
+    /// segments it took for lost and has not sent again are in flight after all. Those sent
+    /// again stay lost, their retransmission in flight, so that a retransmission in flight is
+    /// still always of a lost segment and the lost ones still lead the un-SACKed ones.
+    pub fn unmark_lost(&mut self) {
+        let mut first_unmarked = None;
+        for (seq, s) in (self.snd_una..).zip(self.segs.iter_mut()) {
+            if s.is(LOST) && !s.is(RETRANS) {
+                s.flags &= !LOST;
+                self.lost_out -= 1;
+                first_unmarked.get_or_insert(seq);
+            }
+        }
+        if let Some(seq) = first_unmarked {
+            self.lost_scan = self.lost_scan.min(seq);
+        }
+    }
+
     /// A retransmission is lost too once a segment sent more than `reo_wnd_ns` after it has
     /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions, which RFC 6675 alone
     /// can only recover by timeout). `newest_delivered_sent_ns` is the latest send time among
@@ -612,6 +634,25 @@ mod tests {
         assert_eq!(b.next_retransmission(), Some(0));
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 10 - 3 - 1);
+    }
+
+    #[test]
+    fn a_spurious_timeout_unmarks_what_it_has_not_sent_again() {
+        let mut b = board(10);
+        b.sack(5, 6, |_| ());
+        b.mark_all_lost();
+        b.on_retransmit(0, TxSnapshot::default());
+        b.unmark_lost();
+        assert_eq!(
+            counters(&b),
+            (1, 1, 1),
+            "segment 0 is lost, its retransmission out"
+        );
+        assert_eq!(counters(&b), b.recount());
+        assert_eq!(b.in_flight(), 10 - 1);
+        assert_eq!(b.next_retransmission(), None);
+        // Loss detection may find them again: the cursor went back.
+        assert_eq!(b.mark_lost_below_highest_sacked(), 4, "1..5");
     }
 
     #[test]

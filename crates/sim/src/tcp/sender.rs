@@ -10,16 +10,19 @@
 //! one sent later (RACK, RFC 8985); how the flight falls to ssthresh (at once, PRR or rate
 //! halving: `reduction.rs`); and whether a retransmission found lost (RACK, RFC 8985 §6.2)
 //! lowers the window a second time (RFC 5681 §4.3) or is simply sent again, as Linux does;
-//! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer.
+//! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer; whether
+//! a reduction proved spurious by D-SACKs (RFC 3708) or F-RTO (RFC 5682) is undone
+//! (`undo.rs`), and whether a timeout during recovery lowers ssthresh again.
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
-use super::host::{LossDetection, LostRetransmission, Recovery};
+use super::host::{LossDetection, LostRetransmission, Recovery, RtoInRecovery};
 use super::pacer::Pacer;
 use super::rate::RateSampler;
 use super::reduction::{RecoveryAck, Reduction};
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
+use super::undo::{dsack_block, Episode};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
@@ -53,6 +56,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window reductions for inferred loss (fast recoveries).
     pub congestion_events: u64,
+    /// Reductions undone as spurious (D-SACK or F-RTO).
+    pub undos: u64,
     /// When everything the application had written was last cumulatively acknowledged.
     pub all_acked_ns: Option<u64>,
 }
@@ -74,6 +79,8 @@ struct Deliveries {
     newest_sent_ns: Option<u64>,
     /// Send time of the newest of them never retransmitted (Karn: the RTT sample).
     newest_clean_sent_ns: Option<u64>,
+    /// Send time of the oldest of them never retransmitted (F-RTO's test).
+    oldest_clean_sent_ns: Option<u64>,
 }
 
 /// Where the next segment comes from.
@@ -99,6 +106,14 @@ pub struct Sender {
     reduction: Reduction,
     /// The controller sets cwnd during recovery itself (BBR): no reduction of the sender's.
     cc_owns_recovery: bool,
+    /// The last reduction, kept to undo it or to replay it (`undo.rs`); only when the host
+    /// undoes or keeps ssthresh across a timeout, and never for BBR, whose window the episode
+    /// does not set (Linux `bbr_undo_cwnd` keeps cwnd).
+    episode: Option<Episode>,
+    /// snd_una at the last timeout: a timeout with no progress since is a repeat.
+    timeout_una: u64,
+    /// F-RTO (RFC 5682) watches the timeout at this time for original data acknowledged.
+    frto_since_ns: Option<u64>,
     /// The retransmission timer, or in its place the tail loss probe's (as Linux's
     /// `ICSK_TIME_LOSS_PROBE`): `probe_due` says which.
     rto: Timer,
@@ -154,6 +169,9 @@ impl Sender {
             reduced_at_ns: 0,
             reduction,
             cc_owns_recovery,
+            episode: None,
+            timeout_una: 0,
+            frto_since_ns: None,
             rto: Timer::default(),
             probe_due: false,
             rto_due_ns: 0,
@@ -211,6 +229,9 @@ impl Sender {
         };
         let cum_ack = ack.seq.min(self.board.snd_nxt());
         let delivered = self.take_deliveries(now_ns, ack, cum_ack);
+        if let (Some(episode), Some(duplicate)) = (&mut self.episode, dsack_block(ack)) {
+            episode.on_dsack(duplicate);
+        }
         self.rack_sent_ns = self.rack_sent_ns.max(delivered.newest_sent_ns.unwrap_or(0));
         if self.tlp_high_seq.is_some_and(|high| cum_ack >= high) {
             self.tlp_high_seq = None; // the probe's episode is over (RFC 8985 §7.4)
@@ -232,6 +253,7 @@ impl Sender {
             None => LostRetransmissions::default(),
         };
         lost += lost_retx.count;
+        self.try_undo(&delivered);
         self.update_ca_state(now_ns, prior_in_flight);
         if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
             && self.lost_a_retransmission_since_the_cut(lost_retx)
@@ -304,6 +326,8 @@ impl Sender {
             d.newest_sent_ns = d.newest_sent_ns.max(Some(s.tx.sent_ns));
             if !s.ever_retransmitted() {
                 d.newest_clean_sent_ns = d.newest_clean_sent_ns.max(Some(s.tx.sent_ns));
+                let oldest = d.oldest_clean_sent_ns.unwrap_or(s.tx.sent_ns);
+                d.oldest_clean_sent_ns = Some(oldest.min(s.tx.sent_ns));
             }
         };
         self.board.ack_cumulative(cum_ack, &mut note);
@@ -428,6 +452,7 @@ impl Sender {
             lost: self.board.lost_out() as u32,
         };
         let prior_cwnd_pkts = self.cwnd_pkts;
+        self.begin_episode();
         let path = self.path();
         self.cc.on_congestion(&ev, &path);
         self.cc_changed();
@@ -446,15 +471,83 @@ impl Sender {
         if !self.cfg.sack {
             self.board.reset_dupacks();
         }
+        let repeated = self.ca_state == CaState::Loss && self.board.snd_una() == self.timeout_una;
+        let from_open = matches!(self.ca_state, CaState::Open | CaState::Disorder);
         self.board.mark_all_lost();
+        self.reduce_for_timeout(now_ns, repeated);
+        // RFC 5682 §3.1 step 1, as Linux arms F-RTO: not on a first timeout during recovery,
+        // whose retransmissions already went out (`tcp_enter_loss`).
+        let frto = self.cfg.recovery.undo && self.cfg.sack && (from_open || repeated);
+        self.frto_since_ns = frto.then_some(now_ns);
+        self.timeout_una = self.board.snd_una();
         self.ca_state = CaState::Loss;
         self.recovery_point = self.board.snd_nxt();
         self.reduced_at_ns = now_ns;
+        self.arm_rto(now_ns + self.rtt.rto_ns());
+        self.send(now_ns, out);
+    }
+
+    /// The controller's reduction for a timeout. Linux recomputes ssthresh only from Open or
+    /// Disorder, or after progress since the last timeout (`tcp_enter_loss`); otherwise, under
+    /// `keep-ssthresh`, the timeout is applied to the controller as it was before the current
+    /// episode's reduction, which sets ssthresh as that reduction did, and cwnd to 1.
+    fn reduce_for_timeout(&mut self, now_ns: u64, repeated: bool) {
+        let keep = self.cfg.recovery.rto_in_recovery == RtoInRecovery::KeepSsthresh
+            && (self.ca_state == CaState::Recovery || repeated);
+        match &self.episode {
+            Some(episode) if keep => self.cc = episode.prior().snapshot(),
+            _ => self.begin_episode(),
+        }
         let path = self.path();
         self.cc.on_timeout(now_ns, &path);
         self.cc_changed();
-        self.arm_rto(now_ns + self.rtt.rto_ns());
-        self.send(now_ns, out);
+    }
+
+    /// A reduction begins: keep the controller as it is, to undo or replay the reduction.
+    fn begin_episode(&mut self) {
+        let keeps = self.cfg.recovery.undo
+            || self.cfg.recovery.rto_in_recovery == RtoInRecovery::KeepSsthresh;
+        if keeps && !self.cc_owns_recovery {
+            let (snd_una, retrans_out) = (self.board.snd_una(), self.board.retrans_out());
+            self.episode = Some(Episode::new(self.cc.snapshot(), snd_una, retrans_out));
+        }
+    }
+
+    /// Undo the last reduction if it proved spurious: every retransmission of the episode
+    /// reported as a duplicate (RFC 3708 §3), or, after a timeout, original data sent before
+    /// it acknowledged (F-RTO, RFC 5682 §3.1 step 3b in Linux's SACK form, `tcp_process_loss`).
+    /// Within the episode the controller returns to what it was (its window has not grown
+    /// since); after it, only if that window is the larger (Linux: max(cwnd, prior_cwnd)).
+    fn try_undo(&mut self, delivered: &Deliveries) {
+        if !self.cfg.recovery.undo {
+            return;
+        }
+        let Some(episode) = &self.episode else {
+            return;
+        };
+        let spurious_timeout = self.ca_state == CaState::Loss
+            && self
+                .frto_since_ns
+                .zip(delivered.oldest_clean_sent_ns)
+                .is_some_and(|(timeout_ns, sent_ns)| sent_ns < timeout_ns);
+        if !(spurious_timeout || episode.all_retransmissions_dsacked()) {
+            return;
+        }
+        let in_episode = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
+        let prior = self.episode.take().expect("checked above").into_prior();
+        if in_episode || prior.cwnd() > self.cc.cwnd() {
+            self.cc = prior;
+            self.cc_changed();
+        }
+        if self.ca_state == CaState::Loss {
+            // Linux `tcp_try_undo_loss`: what the timeout took for lost was not.
+            self.board.unmark_lost();
+        }
+        if in_episode {
+            self.ca_state = CaState::Open; // the state update that follows finds the rest
+        }
+        self.frto_since_ns = None;
+        self.stats.undos += 1;
     }
 
     /// RFC 8985 §7.2: when the ACKs stop while nothing is known lost, a probe after two
@@ -613,6 +706,9 @@ impl Sender {
             Next::Retransmit(seq) => {
                 self.board.on_retransmit(seq, tx);
                 self.stats.retransmits += 1;
+                if let Some(episode) = &mut self.episode {
+                    episode.on_retransmit(seq);
+                }
                 seq
             }
             Next::New => self.board.on_send_new(tx),

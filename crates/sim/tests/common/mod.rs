@@ -28,6 +28,8 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         loss_detection: Recovery::LINUX.loss_detection,
         lost_retransmission: Recovery::LINUX.lost_retransmission,
         tail_loss_probe: Recovery::LINUX.tail_loss_probe,
+        undo: Recovery::LINUX.undo,
+        rto_in_recovery: Recovery::LINUX.rto_in_recovery,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
@@ -49,6 +51,8 @@ pub fn on_host(flow: Flow, recovery: Recovery) -> Flow {
         loss_detection: recovery.loss_detection,
         lost_retransmission: recovery.lost_retransmission,
         tail_loss_probe: recovery.tail_loss_probe,
+        undo: recovery.undo,
+        rto_in_recovery: recovery.rto_in_recovery,
         ..flow
     }
 }

@@ -88,10 +88,7 @@ impl Harness {
     fn ack(&mut self, now_ns: u64, cum_ack: u64, blocks: &[(u64, u64)]) -> Sent {
         let mut ack = Packet::ack(0, cum_ack, 52);
         for (slot, &(start, end)) in ack.sack.iter_mut().zip(blocks) {
-            *slot = SackBlock {
-                start: (start - cum_ack) as u32,
-                end: (end - cum_ack) as u32,
-            };
+            *slot = SackBlock::relative_to(cum_ack, start, end);
         }
         ack.n_sack = blocks.len() as u8;
         self.call(|s, out| s.on_ack(now_ns, &ack, out))
@@ -254,8 +251,8 @@ fn a_timeout_resends_the_first_segment_from_a_window_of_one_and_backs_off() {
     assert_eq!((h.sender.stats.timeouts, h.events()), (2, 0));
     // A timeout is not a fast recovery: none was counted. The second timeout of the same
     // segment computes ssthresh again, from the loss window: max(1 / 2, 2) = 2. (RFC 5681 §3.1
-    // and Linux `tcp_enter_loss` hold it at 5 for a segment already resent by the timer; this
-    // sender does not.)
+    // and Linux `tcp_enter_loss` hold it at 5 for a segment already resent by the timer; the
+    // rfc host does not, the Linux hosts do: `rto_in_recovery`.)
     assert_eq!(h.sender.cwnd_pkts(), 1.0);
     assert_eq!(h.sender.ssthresh_pkts(), 2.0);
 }
@@ -442,4 +439,141 @@ fn a_tail_loss_probe_sends_new_data_when_there_is_some() {
     // One probe at a time: the retransmission timer is next, an RTO after the probe.
     assert!(!h.sender.probe_due);
     assert_eq!(h.sender.rto.deadline_ns(), Some(probe_ns + 300 * MS));
+}
+
+/// The textbook host with undo and ssthresh kept across a timeout in recovery, so that the
+/// window arithmetic stays that of the tests above.
+const RFC_WITH_UNDO: Recovery = Recovery {
+    undo: true,
+    rto_in_recovery: RtoInRecovery::KeepSsthresh,
+    ..Recovery::RFC
+};
+
+#[test]
+fn a_d_sack_for_the_only_retransmission_undoes_the_reduction_within_recovery() {
+    // Segment 0 was delayed, not lost: 1..4 arrive first and 0 is resent (fast retransmit).
+    // Then the original arrives (cumulative ACK 4, still short of the recovery point), then the
+    // retransmission, which the receiver reports as a duplicate below the cumulative ACK (RFC
+    // 2883 §4.1.1). Every retransmission of the episode was unneeded (RFC 3708 §3): cwnd and
+    // ssthresh return to their values before the reduction (Linux `tcp_try_undo_dsack`).
+    for (recovery, undone) in [(Recovery::RFC, false), (RFC_WITH_UNDO, true)] {
+        let mut h = Harness::start(true);
+        h.sender.cfg.recovery = recovery;
+        let sent = h.lose_the_first_segment();
+        assert_eq!(sent.retransmitted, [0]);
+        assert_eq!((h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()), (6.0, 6.0));
+        h.ack(150 * MS, 4, &[]);
+        assert_eq!(h.sender.ca_state(), CaState::Recovery);
+        h.ack(160 * MS, 4, &[(0, 1)]);
+        let after = (h.sender.cwnd_pkts(), h.sender.ssthresh_pkts());
+        if undone {
+            assert_eq!(after, (12.0, f64::INFINITY), "the window before the loss");
+            assert_eq!(h.sender.ca_state(), CaState::Open);
+        } else {
+            assert_eq!(
+                after,
+                (6.0, 6.0),
+                "a D-SACK changes nothing on the rfc host"
+            );
+        }
+        assert_eq!(h.sender.stats.undos, u64::from(undone));
+    }
+}
+
+#[test]
+fn a_d_sack_after_recovery_restores_the_larger_prior_window() {
+    // The same delayed segment, but its retransmission is reported only once recovery is over
+    // (the original's ACK reached the recovery point): Linux still undoes, to the larger of the
+    // window now and the window before the reduction.
+    let mut h = Harness::start_on(true, RFC_WITH_UNDO);
+    h.lose_the_first_segment();
+    let recovery_point = h.sender.recovery_point;
+    h.ack(150 * MS, recovery_point, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!(h.sender.ssthresh_pkts(), 6.0);
+    assert!(h.sender.cwnd_pkts() < 12.0, "{}", h.sender.cwnd_pkts());
+    h.ack(160 * MS, recovery_point, &[(0, 1)]);
+    assert_eq!(h.sender.cwnd_pkts(), 12.0);
+    assert_eq!(h.sender.ssthresh_pkts(), f64::INFINITY);
+    // A second D-SACK has no episode left to undo.
+    h.ack(170 * MS, recovery_point, &[(0, 1)]);
+    assert_eq!(h.sender.stats.undos, 1);
+}
+
+#[test]
+fn a_d_sack_for_one_of_two_retransmissions_undoes_nothing() {
+    // Segment 4 is lost too (RACK: SACKed data sent after it); 0 was only delayed. Only one of
+    // the two retransmissions is reported twice: the episode stands (RFC 3708 §3).
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.lose_the_first_segment();
+    let sent = h.ack(130 * MS, 0, &[(5, 12), (1, 4)]);
+    assert_eq!(sent.retransmitted, [4]);
+    h.ack(150 * MS, 4, &[(5, 12)]);
+    h.ack(160 * MS, 4, &[(0, 1), (5, 12)]);
+    assert_eq!(h.sender.stats.undos, 0);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(h.sender.ssthresh_pkts(), 6.0);
+}
+
+#[test]
+fn f_rto_undoes_a_timeout_after_which_data_sent_before_it_is_acknowledged() {
+    // RFC 5682 §3.1 step 3b in Linux's SACK form: the ACKs were only late. After the timer
+    // fires (1 s, no RTT sample yet) segment 0 is resent; the ACK that then arrives covers 0
+    // and 1, and 1 was never resent: the timeout was spurious. The window returns, and the
+    // segments the timeout took for lost are in flight again, not resent.
+    let mut h = Harness::start_on(true, RFC_WITH_UNDO);
+    let (_, sent) = h.fire_rto();
+    assert_eq!(sent.retransmitted, [0]);
+    assert_eq!((h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()), (1.0, 5.0));
+    let sent = h.ack(NS_PER_SEC + MS, 2, &[]);
+    assert_eq!(h.sender.stats.undos, 1);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!(h.sender.ssthresh_pkts(), f64::INFINITY);
+    assert!(h.sender.cwnd_pkts() >= INITIAL_WINDOW);
+    assert!(sent.retransmitted.is_empty(), "{sent:?}");
+    assert_eq!(h.sender.board.lost_out(), 0);
+}
+
+#[test]
+fn without_undo_a_late_ack_after_a_timeout_resends_what_the_timeout_took_for_lost() {
+    let mut h = Harness::start(true);
+    h.fire_rto();
+    let sent = h.ack(NS_PER_SEC + MS, 2, &[]);
+    assert_eq!(
+        sent.retransmitted,
+        [2, 3, 4],
+        "slow start from 1 by the two acknowledged"
+    );
+    assert_eq!(h.sender.ssthresh_pkts(), 5.0);
+}
+
+#[test]
+fn a_timeout_during_recovery_keeps_the_ssthresh_recovery_set() {
+    // Linux `tcp_enter_loss`: ssthresh is recomputed only from Open or Disorder (or after
+    // progress since the last timeout). The textbook sender computes it again from the window
+    // recovery already halved: 6 becomes 3; the Linux hosts keep 6, and cwnd falls to 1 either
+    // way. A second timeout without progress keeps it again.
+    for (rto_in_recovery, ssthresh) in [
+        (RtoInRecovery::Reduce, [3.0, 2.0]),
+        (RtoInRecovery::KeepSsthresh, [6.0, 6.0]),
+    ] {
+        let recovery = Recovery {
+            rto_in_recovery,
+            ..Recovery::RFC
+        };
+        let mut h = Harness::start_on(true, recovery);
+        h.lose_the_first_segment();
+        assert_eq!(h.sender.ssthresh_pkts(), 6.0);
+        h.fire_rto();
+        assert_eq!(h.sender.ca_state(), CaState::Loss);
+        assert_eq!(
+            (h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()),
+            (1.0, ssthresh[0])
+        );
+        h.fire_rto();
+        assert_eq!(
+            (h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()),
+            (1.0, ssthresh[1])
+        );
+    }
 }

@@ -1,0 +1,129 @@
+//! Undoing a window reduction that proved unnecessary.
+//!
+//! A reduction episode (fast recovery, or a retransmission timeout) keeps the controller as it
+//! was before the reduction, as Linux keeps `prior_cwnd` and `prior_ssthresh` (here cwnd and
+//! ssthresh live in the controller, so the whole controller is kept). It also counts, from
+//! snd_una at its start (Linux `undo_marker`), the segments it retransmitted and those the
+//! receiver reported received twice by D-SACK (RFC 2883). When every retransmission has been
+//! reported so, none was needed: the loss was not a loss (RFC 3708 §3; Linux `undo_retrans`,
+//! `tcp_try_undo_dsack`), and the sender may restore the window (RFC 4015 §3.2's response;
+//! Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, prior_cwnd), ssthresh =
+//! max(ssthresh, prior_ssthresh)).
+
+use crate::cc::CongestionControl;
+use crate::packet::Packet;
+
+#[derive(Debug)]
+pub struct Episode {
+    /// The controller before the reduction.
+    prior: Box<dyn CongestionControl>,
+    /// snd_una when the episode began (Linux `undo_marker`).
+    marker_seq: u64,
+    /// Segments at or above the marker retransmitted during the episode.
+    retransmitted_pkts: u64,
+    /// Of those, how many the receiver reported as duplicates.
+    dsacked_pkts: u64,
+}
+
+impl Episode {
+    /// An episode starting with `snd_una` and `retrans_out` retransmissions already in flight
+    /// (Linux `tcp_init_undo` counts those too).
+    pub fn new(prior: Box<dyn CongestionControl>, snd_una: u64, retrans_out: u64) -> Self {
+        Self {
+            prior,
+            marker_seq: snd_una,
+            retransmitted_pkts: retrans_out,
+            dsacked_pkts: 0,
+        }
+    }
+
+    pub fn on_retransmit(&mut self, seq: u64) {
+        if seq >= self.marker_seq {
+            self.retransmitted_pkts += 1;
+        }
+    }
+
+    /// The receiver reported `[start, end)` received twice. Nothing on the simulated paths
+    /// duplicates or reorders a packet, so every duplicate is a segment the sender sent twice;
+    /// only those of this episode count (Linux `tcp_check_dsack`: above `undo_marker`).
+    pub fn on_dsack(&mut self, (start, end): (u64, u64)) {
+        self.dsacked_pkts += end.saturating_sub(start.max(self.marker_seq));
+    }
+
+    /// RFC 3708 §3: every retransmission of the episode arrived after its original.
+    pub fn all_retransmissions_dsacked(&self) -> bool {
+        self.retransmitted_pkts > 0 && self.dsacked_pkts >= self.retransmitted_pkts
+    }
+
+    pub fn prior(&self) -> &dyn CongestionControl {
+        self.prior.as_ref()
+    }
+
+    pub fn into_prior(self) -> Box<dyn CongestionControl> {
+        self.prior
+    }
+}
+
+/// The D-SACK block of `ack`, if its first block is one (RFC 2883 §4: it lies below the
+/// cumulative acknowledgement, or within the second block; Linux `tcp_check_dsack`).
+pub fn dsack_block(ack: &Packet) -> Option<(u64, u64)> {
+    let mut blocks = ack.sack_blocks();
+    let first = blocks.next()?;
+    let within_second = blocks
+        .next()
+        .is_some_and(|second| second.0 <= first.0 && first.1 <= second.1);
+    (first.0 < ack.seq || within_second).then_some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::registry;
+    use crate::cc::Init;
+    use crate::packet::SackBlock;
+
+    fn ack(cum_ack: u64, blocks: &[(u64, u64)]) -> Packet {
+        let mut p = Packet::ack(0, cum_ack, 52);
+        for (slot, &(s, e)) in p.sack.iter_mut().zip(blocks) {
+            *slot = SackBlock::relative_to(cum_ack, s, e);
+        }
+        p.n_sack = blocks.len() as u8;
+        p
+    }
+
+    #[test]
+    fn rfc_2883_section_4_examples_are_recognised_as_d_sacks() {
+        // §4.1.1: a retransmitted segment already acknowledged: the block lies below the ACK.
+        assert_eq!(dsack_block(&ack(10, &[(3, 4)])), Some((3, 4)));
+        // §4.1.3: a duplicate above the ACK, inside the block that holds it.
+        assert_eq!(dsack_block(&ack(10, &[(12, 13), (11, 15)])), Some((12, 13)));
+        // Ordinary SACK blocks: the newest first, disjoint from the others.
+        assert_eq!(dsack_block(&ack(10, &[(14, 15), (11, 13)])), None);
+        assert_eq!(dsack_block(&ack(10, &[(11, 15)])), None);
+        assert_eq!(dsack_block(&ack(10, &[])), None);
+    }
+
+    #[test]
+    fn an_episode_is_undone_once_every_retransmission_is_reported_twice() {
+        let init = Init {
+            mss_bytes: 1448,
+            initial_cwnd_pkts: 10.0,
+            seed: 1,
+        };
+        let mut params = serde_json::Map::new();
+        params.insert("name".into(), "reno".into());
+        let cc = registry::build(&params, &init).unwrap();
+        let mut e = Episode::new(cc, 100, 0);
+        assert!(
+            !e.all_retransmissions_dsacked(),
+            "nothing retransmitted yet"
+        );
+        e.on_retransmit(100);
+        e.on_retransmit(101);
+        e.on_dsack((90, 101)); // only 100 is of this episode
+        assert!(!e.all_retransmissions_dsacked());
+        e.on_dsack((101, 102));
+        assert!(e.all_retransmissions_dsacked());
+        assert_eq!(e.prior().cwnd(), 10.0);
+    }
+}

@@ -1,0 +1,66 @@
+//! Spurious reductions on a path that loses nothing: a burst of datagrams at a hundred times
+//! the link's rate queues 300 ms of traffic at once ahead of a flow whose window fits its path,
+//! and its ACKs stop for longer than two SRTTs. The tail loss probe resends the last segment,
+//! which counts as lost, and the flow enters recovery; the original and the probe both arrive,
+//! and the receiver reports the probe as a duplicate (D-SACK, RFC 2883): every retransmission
+//! of the episode was unneeded (RFC 3708) and the Linux hosts undo the reduction. (The ACKs
+//! never stop for an RTO here, even behind 600 ms of burst: F-RTO is tested on the sender
+//! alone, `tcp/sender/tests.rs`.)
+
+mod common;
+use common::*;
+use tcpeval_sim::scenario::SourceSpec;
+use tcpeval_sim::tcp::host::{Recovery, RtoInRecovery};
+use tcpeval_sim::Output;
+
+const RATE_BPS: u64 = 10 * MBPS;
+const RTT_MS: u64 = 40;
+const BURST_AT_NS: u64 = 5 * SEC;
+
+fn run_on(recovery: Recovery) -> Output {
+    let mut f = on_host(flow("reno", RTT_MS), recovery);
+    f.window_pkts = Some(bdp_pkts(RATE_BPS, RTT_MS));
+    let mut s = scenario(RATE_BPS, 1000, 10, vec![f]);
+    s.sources.push(SourceSpec::Cbr {
+        route: vec!["bottleneck".into()],
+        reverse: false,
+        rate_bps: 100 * RATE_BPS,
+        packet_bytes: 1500,
+        start_ns: BURST_AT_NS,
+        stop_ns: Some(BURST_AT_NS + 3 * MS),
+    });
+    let out = run_checked(&s);
+    assert_eq!(out.summary.bottleneck.queue_drops, 0, "nothing is lost");
+    out
+}
+
+/// Goodput, and cwnd and ssthresh half a second after the burst.
+fn figures(name: &str, out: &Output) -> (f64, f64, f64) {
+    let f = &out.summary.flows[0];
+    let after_s = (BURST_AT_NS / SEC) as f64 + 0.5;
+    let i = out.flows.t_s.iter().position(|&t| t >= after_s).unwrap();
+    let (cwnd, ssthresh) = (out.flows.cwnd_pkts[i], out.flows.ssthresh_pkts[i]);
+    println!(
+        "{name}: goodput {:.3} Mb/s, timeouts {}, retransmits {}, cwnd {cwnd:.1} ssthresh \
+         {ssthresh:.1} at {after_s} s",
+        f.goodput_mbps, f.timeouts, f.retransmits,
+    );
+    (f.goodput_mbps, cwnd, ssthresh)
+}
+
+#[test]
+fn a_d_sack_for_a_needless_tail_loss_probe_undoes_its_recovery() {
+    let without = Recovery {
+        undo: false,
+        rto_in_recovery: RtoInRecovery::Reduce,
+        ..Recovery::LINUX
+    };
+    let undo = figures("undo", &run_on(Recovery::LINUX));
+    let none = figures("no undo", &run_on(without));
+    assert_eq!(undo.2, f64::INFINITY, "ssthresh as before: {undo:?}");
+    assert!(
+        none.2 < 20.0,
+        "without undo the window was halved: {none:?}"
+    );
+    assert!(undo.0 > none.0);
+}
