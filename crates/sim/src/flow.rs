@@ -1,7 +1,5 @@
 //! One flow: a sender/receiver pair, and what the scenario asks of it.
 
-use std::collections::VecDeque;
-
 use crate::cc::{registry, Init};
 use crate::engine::{FlowId, Timer};
 use crate::error::{Field, ScenarioError};
@@ -33,14 +31,8 @@ pub struct Flow {
     pub receiver: Receiver,
     pub delayed_ack: Timer,
     pub window_update: Timer,
-    /// Induced losses still to come (`drop_at`), earliest first.
-    pub drops_due_ns: VecDeque<u64>,
     /// Segments delivered in order when the application stopped.
     pub delivered_at_stop: Option<u64>,
-    /// Data packets that reached the receiver (for `drop_every`).
-    pub packets_arrived: u64,
-    /// Data packets the receiver dropped on purpose.
-    pub receiver_drops: u64,
 }
 
 /// The receiving application, if it reads at a limited rate: from a buffer of `window`
@@ -121,20 +113,16 @@ impl Flow {
             pacing_rate_bps: spec.pacing_rate_bps,
             recovery: spec.recovery(),
         };
-        let mut drops_due_ns: Vec<u64> = spec.drop_at_ns.clone();
-        drops_due_ns.sort_unstable();
         Ok(Self {
             sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
             receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS)
                 .with_sink(sink(&spec, s))
                 .with_sack_compression(sack_compression_delay_ns(&spec))
-                .with_dsack(spec.undo),
+                .with_dsack(spec.undo)
+                .with_periodic_drop(spec.drop_every),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
-            drops_due_ns: drops_due_ns.into(),
             delivered_at_stop: None,
-            packets_arrived: 0,
-            receiver_drops: 0,
             spec,
         })
     }
@@ -156,27 +144,5 @@ impl Flow {
             self.spec.size_bytes.is_some() && self.sender.stats.all_acked_ns.is_some();
         let stopped = self.delivered_at_stop.is_some() && self.sender.in_flight_pkts() == 0;
         transferred || stopped
-    }
-
-    /// Whether the receiver's periodic drop (`drop_every`) takes the data packet arriving now.
-    pub fn take_periodic_drop(&mut self) -> bool {
-        self.packets_arrived += 1;
-        let drop = self
-            .spec
-            .drop_every
-            .is_some_and(|n| self.packets_arrived % n == 0);
-        self.receiver_drops += u64::from(drop);
-        drop
-    }
-
-    /// Whether the next data packet reaching the first link of its route at `now_ns` is to be
-    /// dropped (`drop_at`).
-    pub fn take_induced_drop(&mut self, now_ns: u64) -> bool {
-        if self.drops_due_ns.front().is_some_and(|&t| t <= now_ns) {
-            self.drops_due_ns.pop_front();
-            true
-        } else {
-            false
-        }
     }
 }

@@ -10,6 +10,7 @@ pub mod cc;
 pub mod engine;
 pub mod error;
 pub mod flow;
+pub mod induced_drops;
 pub mod net;
 pub mod output;
 pub mod packet;

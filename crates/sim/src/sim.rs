@@ -9,6 +9,7 @@ use std::time::Instant;
 use crate::engine::{Event, EventQueue, FlowId, LinkId, TimerAction};
 use crate::error::{RunError, ScenarioError};
 use crate::flow::Flow;
+use crate::induced_drops::InducedDrops;
 use crate::net::link::{Link, Offer};
 use crate::net::routes::Routes;
 use crate::net::topology;
@@ -41,6 +42,7 @@ pub struct Simulation {
     flows: Vec<Flow>,
     sources: Vec<Source>,
     routes: Routes,
+    induced_drops: InducedDrops,
     exchanges: Vec<Exchange>,
     /// The exchange each flow belongs to, if any.
     flow_exchange: Vec<Option<u32>>,
@@ -95,6 +97,7 @@ impl Simulation {
             flows,
             sources,
             routes: topo.routes,
+            induced_drops: InducedDrops::new(scenario),
             exchanges: scenario.exchanges.iter().map(Exchange::new).collect(),
             flow_exchange,
             capture,
@@ -215,9 +218,7 @@ impl Simulation {
     }
 
     fn offer(&mut self, link: LinkId, pkt: Packet) {
-        if pkt.kind == Kind::Data
-            && pkt.hop == 0
-            && self.flows[pkt.flow as usize].take_induced_drop(self.now_ns)
+        if pkt.kind == Kind::Data && pkt.hop == 0 && self.induced_drops.take(pkt.flow, self.now_ns)
         {
             self.links[link as usize].counters.induced_drops += 1;
             self.data.dropped += 1;
@@ -290,7 +291,7 @@ impl Simulation {
     fn deliver_data(&mut self, pkt: Packet) {
         let f = pkt.flow;
         let flow = &mut self.flows[f as usize];
-        if flow.take_periodic_drop() {
+        if flow.receiver.take_periodic_drop() {
             self.data.dropped += 1;
             return;
         }

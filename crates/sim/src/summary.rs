@@ -121,7 +121,7 @@ pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
         end_s: secs(active_end_ns),
         packets_sent: s.packets_sent,
         congestion_events: s.congestion_events,
-        receiver_drops: f.receiver_drops,
+        receiver_drops: f.receiver.drops,
         acks_sent: f.receiver.acks_sent,
     }
 }

@@ -38,7 +38,12 @@ pub struct Receiver {
     sink: Option<Sink>,
     /// `None`: an ACK for every segment while a hole is open (RFC 5681 §4.2).
     compression: Option<SackCompression>,
+    /// Drop every n-th data packet arriving (`drop_every`), before it is received.
+    drop_every: Option<u64>,
+    /// Segments received (those dropped on purpose not included).
     pub segments_received: u64,
+    /// Data packets dropped on purpose (`drop_every`).
+    pub drops: u64,
     pub acks_sent: u64,
 }
 
@@ -98,9 +103,30 @@ impl Receiver {
             unacked_segments: 0,
             sink: None,
             compression: None,
+            drop_every: None,
             segments_received: 0,
+            drops: 0,
             acks_sent: 0,
         }
+    }
+
+    pub fn with_periodic_drop(mut self, drop_every: Option<u64>) -> Self {
+        self.drop_every = drop_every;
+        self
+    }
+
+    /// Whether the periodic drop (`drop_every`) takes the data packet arriving now. Kept here
+    /// rather than with the flow's settings: every arrival reads it, and the receiver's state is
+    /// what an arrival reads anyway (with thousands of flows, each line of a flow's state read
+    /// per packet is a cache miss).
+    pub fn take_periodic_drop(&mut self) -> bool {
+        let Some(every) = self.drop_every else {
+            return false;
+        };
+        let arrived = self.segments_received + self.drops + 1;
+        let drop = arrived % every == 0;
+        self.drops += u64::from(drop);
+        drop
     }
 
     pub fn with_sink(mut self, sink: Option<Sink>) -> Self {
