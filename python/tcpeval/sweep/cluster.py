@@ -42,7 +42,7 @@ class ClusterSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    class_name: str = Field(alias="class", description="module.Class, e.g. distributed.LocalCluster")
+    class_name: str = Field(alias="class", description="e.g. distributed.LocalCluster")
     workers: int = Field(ge=1, description="Dask worker processes to scale to.")
     start_timeout: PositiveTime = Field(
         default=parse_duration(DEFAULT_START_TIMEOUT),
@@ -93,7 +93,7 @@ def scheduler_of(scheduler: str | None) -> Iterator[str | None]:
 def started(spec: ClusterSpec) -> Iterator[str]:
     """The scheduler address of the cluster `spec` describes, scaled to its workers once the
     first is running (the others join as their jobs start); closed on leaving."""
-    cluster = _built(spec)
+    cluster = built(spec)
     try:
         cluster.scale(spec.workers)
         _wait_for_a_worker(cluster, spec.start_timeout)
@@ -120,7 +120,8 @@ def cluster_class(spec: ClusterSpec) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ScenarioError("cluster.class", spec.class_name, f"cannot be imported: {error}") from None
+        reason = f"cannot be imported: {error}"
+        raise ScenarioError("cluster.class", spec.class_name, reason) from None
     found = getattr(module, name, None)
     if not (isinstance(found, type) and issubclass(found, Cluster)):
         raise ScenarioError("cluster.class", spec.class_name, "is not a Dask cluster class")
@@ -140,7 +141,8 @@ def _check_submit_command(spec: ClusterSpec, cls: type) -> None:
         )
 
 
-def _built(spec: ClusterSpec) -> Any:
+def built(spec: ClusterSpec) -> Any:
+    """The cluster `spec` describes, not yet scaled: no job is submitted."""
     cls = cluster_class(spec)
     try:
         return cls(**spec.options)
