@@ -175,9 +175,7 @@ def test_a_mistake_in_a_cluster_file_is_one_line_naming_the_field(
 # The half-built SLURMCluster warns that it was never closed when it is collected (below).
 @pytest.mark.filterwarnings("ignore:unclosed cluster:ResourceWarning")
 def test_options_the_class_refuses_are_one_line_naming_the_class(tmp_path: Path) -> None:
-    path = write_cluster(
-        tmp_path, '[cluster]\nclass = "dask_jobqueue.SLURMCluster"\nworkers = 1\n'
-    )
+    path = write_cluster(tmp_path, '[cluster]\nclass = "dask_jobqueue.SLURMCluster"\nworkers = 1\n')
     with pytest.raises(ScenarioError) as raised:
         built(load_cluster(path))
     message = str(raised.value)
