@@ -288,7 +288,8 @@ def sweep(
         typer.Option(
             "--scheduler",
             metavar="ADDRESS",
-            help="Run on Dask: tcp://HOST:PORT of a scheduler, or 'local' for a LocalCluster.",
+            help="Run on Dask: tcp://HOST:PORT of a scheduler, 'local' for a LocalCluster, "
+            "or a cluster file (CLUSTER.toml: SLURM, PBS…, see examples/clusters/).",
         ),
     ] = None,
     backend: Annotated[
@@ -302,9 +303,11 @@ def sweep(
     """
     from tcpeval.scenario import ScenarioError
     from tcpeval.sweep import sweep as run_sweep
+    from tcpeval.sweep.cluster import scheduler_of
 
     try:
-        report = run_sweep(grid, out, jobs=jobs, scheduler=scheduler, backend=backend)
+        with scheduler_of(scheduler) as address:
+            report = run_sweep(grid, out, jobs=jobs, scheduler=address, backend=backend)
     except ScenarioError as error:
         _fail(error)
     except KeyboardInterrupt:
@@ -331,7 +334,11 @@ def suite(
     ] = None,
     scheduler: Annotated[
         str | None,
-        typer.Option("--scheduler", metavar="ADDRESS", help="As for sweep: Dask tcp://… or local."),
+        typer.Option(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="As for sweep: Dask tcp://…, local, or a cluster file (started once for all).",
+        ),
     ] = None,
     backend: BackendName = DEFAULT_BACKEND,
 ) -> None:
@@ -341,21 +348,23 @@ def suite(
     from tcpeval.report.tables import verdicts_table
     from tcpeval.scenario import ScenarioError
     from tcpeval.suites.runner import run_suite
+    from tcpeval.sweep.cluster import scheduler_of
 
     try:
         chosen = backends.get(backend)
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
             _check_stack(field, stack, chosen.algorithms(), chosen.name)
-        written = run_suite(
-            name,
-            cc,
-            out,
-            baseline=baseline,
-            quick=quick,
-            jobs=jobs,
-            scheduler=scheduler,
-            backend=chosen,
-        )
+        with scheduler_of(scheduler) as address:
+            written = run_suite(
+                name,
+                cc,
+                out,
+                baseline=baseline,
+                quick=quick,
+                jobs=jobs,
+                scheduler=address,
+                backend=chosen,
+            )
     except (ScenarioError, ReportError) as error:
         _fail(error)
     except KeyboardInterrupt:

@@ -48,9 +48,12 @@ def dask_cluster(
     work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int, address: str
 ) -> Iterator[Outcome]:
     """Run on the Dask scheduler at `address`, or on a LocalCluster of `jobs` single-threaded
-    worker processes when `address` is "local". Dask retries a run whose worker died; a run
+    worker processes when `address` is "local" (a cluster file is started by the caller:
+    tcpeval.sweep.cluster). Dask retries a run whose worker died; a run
     that keeps killing workers comes back as KilledWorker and is recorded as failed."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import LocalCluster, as_completed
+
+    from tcpeval.sweep.cluster import client_of
 
     cluster = None
     if address == LOCAL_CLUSTER:
@@ -58,7 +61,7 @@ def dask_cluster(
             n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
         )
     try:
-        with Client(cluster or address) as client:
+        with client_of(cluster or address) as client:
             futures = {
                 client.submit(
                     work, spec, str(sweep_dir), key=f"run-{spec.run_id}", pure=False
