@@ -92,6 +92,8 @@ def test_the_summary_records_the_switches_that_ran() -> None:
         "tail_loss_probe": False,
         "sack_compression": False,
         "initial_cwnd": 3,
+        "undo": True,
+        "rto_in_recovery": "keep-ssthresh",
     }
 
 
