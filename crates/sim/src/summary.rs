@@ -29,6 +29,8 @@ pub struct FlowSummary {
     pub end_s: f64,
     pub packets_sent: u64,
     pub congestion_events: u64,
+    /// Reductions undone as spurious (D-SACK or F-RTO; host switch `undo`).
+    pub undos: u64,
     /// Data packets the receiver dropped on purpose (`drop_every`).
     pub receiver_drops: u64,
     /// ACKs the receiver sent (delayed ACKs and SACK compression set how many).
@@ -121,6 +123,7 @@ pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
         end_s: secs(active_end_ns),
         packets_sent: s.packets_sent,
         congestion_events: s.congestion_events,
+        undos: s.undos,
         receiver_drops: f.receiver.drops,
         acks_sent: f.receiver.acks_sent,
     }

@@ -55,8 +55,14 @@ fn a_d_sack_for_a_needless_tail_loss_probe_undoes_its_recovery() {
         rto_in_recovery: RtoInRecovery::Reduce,
         ..Recovery::LINUX
     };
-    let undo = figures("undo", &run_on(Recovery::LINUX));
-    let none = figures("no undo", &run_on(without));
+    let (undone, kept) = (run_on(Recovery::LINUX), run_on(without));
+    assert_eq!(
+        undone.summary.flows[0].undos, 1,
+        "the summary counts the undo"
+    );
+    assert_eq!(kept.summary.flows[0].undos, 0);
+    let undo = figures("undo", &undone);
+    let none = figures("no undo", &kept);
     assert_eq!(undo.2, f64::INFINITY, "ssthresh as before: {undo:?}");
     assert!(
         none.2 < 20.0,

@@ -264,6 +264,7 @@ def _flow_summary(stream: dict[str, Any], report: dict[str, Any]) -> dict[str, A
         "end_s": stream["end_ns"] / 1e9,
         "packets_sent": final.get("segs_out"),
         "congestion_events": None,
+        "undos": None,
         "receiver_drops": None,
         # What the receiving socket sent is its ACKs (it carries no data in this direction).
         "acks_sent": receiver_final.get("segs_out") if receiver_final else None,
