@@ -50,7 +50,10 @@ def core_seconds(out: Path) -> tuple[int, float]:
 
 
 def tcpeval(*arguments: str) -> list[str]:
-    return [sys.executable, "-m", "tcpeval", *arguments]
+    """The `tcpeval` command installed beside this Python, as a user runs it (a pool's
+    workers start by importing the script that started their parent, which `-m` would not
+    show)."""
+    return [str(Path(sys.executable).with_name("tcpeval")), *arguments]
 
 
 def main() -> None:
