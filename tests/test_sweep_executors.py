@@ -13,7 +13,7 @@ import pytest
 import tcpeval
 from tcpeval import backends
 from tcpeval.sweep import RunSpec, expand, load_grid
-from tcpeval.sweep.executors import NANNY_LOGGER, close_quietly, local_pool
+from tcpeval.sweep.executors import NANNY_LOGGER, LocalPool, close_quietly
 from tcpeval.sweep.rundir import Outcome, execute
 from test_sweep import tiny_grid
 
@@ -29,7 +29,8 @@ def crash_on_doomed_rate(spec: RunSpec, sweep_dir: str) -> Outcome:
 
 def test_a_dying_worker_fails_only_its_own_run(tmp_path: Path) -> None:
     specs = expand(load_grid(tiny_grid(**{"bottleneck.rate": ["10Mbps", DOOMED_RATE, "30Mbps"]})))
-    outcomes = list(local_pool(crash_on_doomed_rate, specs, tmp_path, jobs=2))
+    with LocalPool(jobs=2) as pool:
+        outcomes = list(pool.run(crash_on_doomed_rate, specs, tmp_path))
 
     failed = [outcome for outcome in outcomes if outcome.error is not None]
     doomed = next(s for s in specs if s.axes["bottleneck.rate"] == DOOMED_RATE and s.repeat == 0)

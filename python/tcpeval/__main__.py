@@ -1,7 +1,18 @@
-"""`python -m tcpeval` is the `tcpeval` command."""
+"""The `tcpeval` command (`python -m tcpeval`, and the script pyproject.toml installs).
+
+The script imports this module only, and the command's modules when `main` runs: a sweep's
+worker processes start by importing the script that started their parent (multiprocessing's
+spawn), and must not pay for typer, rich and every command.
+"""
 
 from __future__ import annotations
 
-from tcpeval.cli import app
 
-app(prog_name="tcpeval")
+def main() -> None:
+    from tcpeval.cli import app
+
+    app(prog_name="tcpeval")
+
+
+if __name__ == "__main__":
+    main()

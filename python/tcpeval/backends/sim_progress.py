@@ -9,9 +9,6 @@ import threading
 import time
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
 from tcpeval import _core
 
 SHOW_AFTER_S = 3.0  # shorter runs finish before a bar would tell anything
@@ -47,8 +44,15 @@ def simulate_watched(resolved_json: str, duration_ns: int, show: bool) -> Any:
 
 def _watch(done: threading.Event, progress: Any, duration_ns: int, show: bool) -> None:
     started = time.monotonic()
+    if done.wait(SHOW_AFTER_S) or not show:
+        done.wait()
+        return
+    # Imported only to draw: a sweep's workers never do, and need not load rich.
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
     console = Console(stderr=True)
-    if done.wait(SHOW_AFTER_S) or not (show and console.is_terminal):
+    if not console.is_terminal:
         done.wait()
         return
     columns = (

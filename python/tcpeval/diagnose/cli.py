@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 
 from tcpeval.probe.cli import DEFAULT_PORT, Host, Secret, _fail, _server
-from tcpeval.units import parse_duration
 
 MAX_STREAMS = 128
 
@@ -58,6 +57,8 @@ def diagnose_command(
 
 
 def _duration_s(text: str) -> float:
+    from tcpeval.units import parse_duration
+
     try:
         seconds = parse_duration(text).ns / 1e9
     except ValueError as e:

@@ -1,17 +1,19 @@
 """The lab: real Linux TCP stacks in network namespaces on this host, behind a link emulator
 that checks what it delivered (docs/lab.md). `tcpeval.backends.lab` is its backend;
-`run_lab` one run; `clean` undoes what killed runs left behind."""
+`run_lab` one run; `clean` undoes what killed runs left behind.
+
+The names are imported when first used (lazy.py), so that `tcpeval --help`, which lists
+`tcpeval lab`, does not import the ledger.
+"""
 
 from __future__ import annotations
 
-from tcpeval.lab.ledger import LabBusy, clean_stale, host_lock
+from typing import TYPE_CHECKING
 
+from tcpeval.lazy import exports
 
-def clean(wait_s: float = 0.0) -> list[str]:
-    """Removes every namespace, process and setting of lab runs that are no longer running;
-    returns the namespaces removed. LabBusy when a run is in progress."""
-    with host_lock(wait_s):
-        return clean_stale()
+if TYPE_CHECKING:
+    from tcpeval.lab.ledger import LabBusy as LabBusy
+    from tcpeval.lab.ledger import clean as clean
 
-
-__all__ = ["LabBusy", "clean"]
+__getattr__, __all__ = exports(__name__, {"tcpeval.lab.ledger": ("LabBusy", "clean")})

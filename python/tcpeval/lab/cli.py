@@ -6,8 +6,6 @@ from typing import Annotated
 
 import typer
 
-from tcpeval.lab import LabBusy, clean
-
 USAGE_ERROR = 2
 
 lab_app = typer.Typer(help="The namespace lab of this host.", no_args_is_help=True)
@@ -20,6 +18,8 @@ def clean_command(
     ] = 0.0,
 ) -> None:
     """Remove what killed lab runs left: namespaces, processes, changed settings."""
+    from tcpeval.lab import LabBusy, clean
+
     try:
         removed = clean(wait)
     except LabBusy as busy:

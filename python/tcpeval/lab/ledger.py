@@ -135,6 +135,13 @@ def clean_stale() -> list[str]:
     return removed
 
 
+def clean(wait_s: float = 0.0) -> list[str]:
+    """Removes every namespace, process and setting of lab runs that are no longer running;
+    returns the namespaces removed. LabBusy when a run is in progress."""
+    with host_lock(wait_s):
+        return clean_stale()
+
+
 def read_sysctl(key: str) -> str:
     return Path("/proc/sys", key.replace(".", "/")).read_text().strip()
 

@@ -11,25 +11,20 @@ import os
 import re
 import subprocess
 from pathlib import Path, PurePosixPath
-from typing import Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
-from pydantic import BaseModel, ValidationError
 
 from tcpeval.cli_app import App
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.settings import (
-    CopySettings,
-    DiskSettings,
-    RrSettings,
-    TcpSettings,
-    UdpSettings,
-)
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 USAGE_ERROR = 2
 FAILED = 1
 INTERRUPTED = 130
-SettingsT = TypeVar("SettingsT", bound=BaseModel)
+SettingsT = TypeVar("SettingsT", bound="BaseModel")
 DEFAULT_PORT = 5301
 IPERF3_PORT = 5201
 
@@ -55,6 +50,8 @@ def _server(host: str, port: int = DEFAULT_PORT) -> str:
 
 
 def _settings(model: type[SettingsT], **values: object) -> SettingsT:
+    from pydantic import ValidationError
+
     try:
         return model(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as e:
@@ -122,6 +119,7 @@ def tcp(
 ) -> None:
     """Memory-to-memory TCP with every stream's TCP_INFO history."""
     from tcpeval.probe.driver import ProbeError, run_tcp
+    from tcpeval.probe.settings import TcpSettings
     from tcpeval.report.plots import write_plots
 
     settings = _settings(
@@ -168,6 +166,7 @@ def udp(
     """UDPmon-style trains: received rate, loss, reordering, jitter vs spacing."""
     from tcpeval.probe.driver import ProbeError, run_udp
     from tcpeval.probe.plots import write_udp_plot
+    from tcpeval.probe.settings import UdpSettings
 
     settings = _settings(
         UdpSettings,
@@ -205,6 +204,7 @@ def rr(
     """TCPmon-style request-response: latency and the cwnd each response starts with."""
     from tcpeval.probe.driver import ProbeError, percentile_table, run_rr
     from tcpeval.probe.plots import write_rr_plot
+    from tcpeval.probe.settings import RrSettings
 
     settings = _settings(
         RrSettings,
@@ -246,6 +246,7 @@ def disk(
     """Sequential write (with sync) and read rates, page cache dropped or bypassed."""
     from tcpeval.probe.driver import ProbeError, run_disk
     from tcpeval.probe.plots import write_disk_plot
+    from tcpeval.probe.settings import DiskSettings
 
     settings = _settings(
         DiskSettings,
@@ -317,6 +318,7 @@ def copy(
     """Disk to disk through the probe server, every byte verified, beside memory to memory."""
     from tcpeval.probe.copy_table import copy_lines
     from tcpeval.probe.driver import ProbeError, run_copy
+    from tcpeval.probe.settings import CopySettings
 
     try:
         host, remote, local, get = copy_ends(source, destination)

@@ -124,7 +124,7 @@ def stack_rows(
     rows = []
     for stack in section.stacks:
         frame = section.frame[section.frame["stack"] == stack]
-        cells = {m: _cell(frame, m, section.axes) for m in metrics}
+        cells = _cells(frame, metrics, section.axes)
         judged = [v for v in verdicts if v.stack == stack and v.passed is not None]
         failed = sum(1 for v in judged if not v.passed)
         rows.append(StackRow(stack, frame["run_id"].nunique(), cells, failed, len(judged)))
@@ -137,8 +137,8 @@ def algorithm_rows(section: Section) -> list[AlgorithmRow]:
     mixed = section.frame[section.frame["algorithm_share"].notna()]
     for (stack, cc), frame in mixed.groupby(["stack", "cc"], sort=False):
         flows = int(frame.groupby("run_id").size().max())
-        goodput = _cell(frame, "goodput_mbps", section.axes)
-        share = _cell(frame, "algorithm_share", section.axes)
+        cells = _cells(frame, ["goodput_mbps", "algorithm_share"], section.axes)
+        goodput, share = cells["goodput_mbps"], cells["algorithm_share"]
         rows.append(AlgorithmRow(str(stack), str(cc), flows, goodput, share))
     return rows
 
@@ -344,8 +344,19 @@ def _sorted_points(runs: pd.DataFrame, frame: pd.DataFrame, axes: Sequence[str])
     )
 
 
-def _cell(frame: pd.DataFrame, metric: str, axes: Sequence[str]) -> Cell | None:
-    points = point_values(frame, metric, axes=axes, stack_column="stack")["value"]
+def _cells(
+    frame: pd.DataFrame, metrics: Sequence[str], axes: Sequence[str]
+) -> dict[str, Cell | None]:
+    """Each metric over the grid points of `frame` (one stack): the mean of the points' means
+    over repeats, and their range (verdicts.point_values, for every metric in one pass: a
+    pass per metric took a third of a report's tables and figures)."""
+    keys = ["stack", *axes, "run_id"]
+    runs = frame.groupby(keys, sort=False, dropna=False)[list(metrics)].mean()
+    points = runs.groupby(level=keys[:-1], sort=False, dropna=False).mean()
+    return {metric: _cell(points[metric].dropna()) for metric in metrics}
+
+
+def _cell(points: pd.Series) -> Cell | None:
     if points.empty:
         return None
     return Cell(float(points.mean()), float(points.min()), float(points.max()))

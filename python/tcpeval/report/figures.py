@@ -4,6 +4,10 @@ runs, the response function beside the models and RTT unfairness with its fitted
 Each function takes the numbers it draws and returns a matplotlib Figure built with the object
 API (no pyplot, no display). Choosing what to draw, and saying why a figure is missing, is the
 report's business (html.py).
+
+Margins are fixed, in inches (`_margins`), rather than found by a layout engine: constrained
+layout measures every label in a pass of its own before the figure is drawn, which took half
+of a report's rendering.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, FigureBase
 from matplotlib.patches import Patch
 
 from tcpeval import models
@@ -34,9 +38,8 @@ def heatmap(
     `points` has columns stack, x, y, value (one row per cell); `order` lists each axis's values.
     """
     stacks = list(pd.unique(points["stack"]))
-    figure = Figure(
-        figsize=(4.2 * len(stacks) + 1.2, 0.5 * len(order[y]) + 2.4), layout="constrained"
-    )
+    figure = Figure(figsize=(4.2 * len(stacks) + 1.2, 0.5 * len(order[y]) + 2.4))
+    _margins(figure, left=1.0, bottom=0.7, wspace=0.45)
     panels = figure.subplots(1, len(stacks), squeeze=False)[0]
     finite = points["value"][np.isfinite(points["value"].astype(float))]
     low, high = float(finite.min()), float(finite.max())
@@ -64,9 +67,8 @@ def box_plot(runs: pd.DataFrame, metric: str, axes_names: Sequence[str]) -> Figu
     stacks = list(pd.unique(runs["stack"]))
     width = 0.8 / len(stacks)
     colours = _colours(len(stacks))
-    figure = Figure(
-        figsize=(max(7.0, 0.6 * len(points) * len(stacks) + 2), 4.6), layout="constrained"
-    )
+    figure = Figure(figsize=(max(7.0, 0.6 * len(points) * len(stacks) + 2), 4.6))
+    _margins(figure, bottom=1.5 if len(points) > 4 else 0.7)
     axes = figure.add_subplot()
     for offset, (stack, colour) in enumerate(zip(stacks, colours, strict=True)):
         mine = runs[runs["stack"] == stack]
@@ -122,8 +124,9 @@ class RunSeries:
 
 def time_series(runs: Sequence[RunSeries]) -> Figure:
     """One row per run: cwnd and goodput (at most the path's rate, metrics.goodput_mbps)."""
-    figure = Figure(figsize=(12, 3.1 * len(runs)), layout="constrained")
+    figure = Figure(figsize=(12, 3.1 * len(runs)))
     for run, row in zip(runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True):
+        _margins(row, top=0.4, wspace=0.2)
         cwnd_axes, goodput_axes = row.subplots(1, 2)
         lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s}
         draw_lines(cwnd_axes, run.flows, column="cwnd_pkts", **lines)
@@ -157,7 +160,8 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
     MSS, RTO and ACK policy; the HighSpeed (RFC 3649) and Scalable response functions.
     """
     p = np.geomspace(points["p"].min() / 2, points["p"].max() * 2, 200)
-    figure = Figure(figsize=(8, 5.5), layout="constrained")
+    figure = Figure(figsize=(8, 5.5))
+    _margins(figure)
     axes = figure.add_subplot()
     for stack, rows in points.groupby("stack", sort=False):
         axes.loglog(rows["p"], rows["window_pkts"], "o", label=str(stack), alpha=0.8)
@@ -189,7 +193,8 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
 
     `points` has columns stack, rtt_ratio, goodput_ratio; `exponents` maps stack to k.
     """
-    figure = Figure(figsize=(8, 5.5), layout="constrained")
+    figure = Figure(figsize=(8, 5.5))
+    _margins(figure)
     axes = figure.add_subplot()
     span = np.geomspace(points["rtt_ratio"].min() / 1.2, points["rtt_ratio"].max() * 1.2, 50)
     for (stack, rows), colour in zip(
@@ -208,6 +213,34 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize="small")
     return figure
+
+
+def _margins(
+    figure: FigureBase,
+    *,
+    left: float = 0.8,
+    bottom: float = 0.6,
+    right: float = 0.15,
+    top: float = 0.35,
+    wspace: float = 0.2,
+) -> None:
+    """Leave these margins, in inches, around the axes of `figure` (or of a subfigure): room
+    for tick labels, axis labels and titles."""
+    width, height = figure.get_size_inches() if isinstance(figure, Figure) else _size(figure)
+    figure.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=wspace,
+    )
+
+
+def _size(subfigure: FigureBase) -> tuple[float, float]:
+    """A subfigure's size in inches: its share of its figure's."""
+    box = subfigure.bbox_relative
+    width, height = subfigure.figure.get_size_inches()
+    return width * box.width, height * box.height
 
 
 def _label_cells(axes: Axes, values: np.ndarray, low: float, high: float) -> None:

@@ -23,6 +23,8 @@ from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
 from tcpeval.sweep import SuiteProgress, expand, load_grid, sweep
+from tcpeval.sweep.executors import LocalPool
+from tcpeval.sweep.runner import worker_count
 
 
 def run_suite(
@@ -45,11 +47,21 @@ def run_suite(
     _record(out, suite, cc, baseline, quick, chosen.name)
     grids = [grid_of(test, suite, stacks, quick, chosen.real_time) for test in suite.test]
     sizes = [len(expand(load_grid(grid))) for grid in grids]
-    for index, (test, grid) in enumerate(zip(suite.test, grids, strict=True)):
-        test_dir = out / test.name
-        shown = SuiteProgress(test.name, test.stack, sum(sizes[:index]), sum(sizes))
-        sweep(grid, test_dir, jobs=jobs, scheduler=scheduler, backend=chosen, suite=shown)
-        write_measures(test_dir, test)
+    # One pool for every test: a worker starts once per suite, not once per sweep.
+    with LocalPool(worker_count(jobs, chosen, scheduler)) as pool:
+        for index, (test, grid) in enumerate(zip(suite.test, grids, strict=True)):
+            test_dir = out / test.name
+            shown = SuiteProgress(test.name, test.stack, sum(sizes[:index]), sum(sizes))
+            sweep(
+                grid,
+                test_dir,
+                jobs=jobs,
+                scheduler=scheduler,
+                backend=chosen,
+                suite=shown,
+                pool=pool,
+            )
+            write_measures(test_dir, test)
     return write_report(out, baseline=baseline)
 
 

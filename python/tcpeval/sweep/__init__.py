@@ -12,16 +12,26 @@ The contract (grid file, directory layout, `load`) is docs/sweeps.md.
 
 from __future__ import annotations
 
-from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid, run_id
-from tcpeval.sweep.runner import SuiteProgress, SweepReport, sweep
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Grid",
-    "RunSpec",
-    "SuiteProgress",
-    "SweepReport",
-    "expand",
-    "load_grid",
-    "run_id",
-    "sweep",
-]
+from tcpeval.lazy import exports
+
+if TYPE_CHECKING:
+    from tcpeval.sweep.grid import Grid as Grid
+    from tcpeval.sweep.grid import RunSpec as RunSpec
+    from tcpeval.sweep.grid import expand as expand
+    from tcpeval.sweep.grid import load_grid as load_grid
+    from tcpeval.sweep.grid import run_id as run_id
+    from tcpeval.sweep.runner import SuiteProgress as SuiteProgress
+    from tcpeval.sweep.runner import SweepReport as SweepReport
+    from tcpeval.sweep.runner import sweep as sweep
+
+# Imported when first used (lazy.py): a worker process unpickling a run imports `rundir`, and
+# with it this package, and needs neither the runner nor its progress bar (rich).
+__getattr__, __all__ = exports(
+    __name__,
+    {
+        "tcpeval.sweep.grid": ("Grid", "RunSpec", "expand", "load_grid", "run_id"),
+        "tcpeval.sweep.runner": ("SuiteProgress", "SweepReport", "sweep"),
+    },
+)

@@ -26,22 +26,67 @@ LOCAL_CLUSTER = "local"
 NANNY_LOGGER = "distributed.nanny"
 
 
-def local_pool(
-    work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int
-) -> Iterator[Outcome]:
-    """Run in `jobs` fresh processes, at most `jobs` runs in flight. When a worker dies, the
+class LocalPool:
+    """`jobs` worker processes, started at the first run and kept until closed, so that the
+    sweeps of a suite share them instead of each starting its own. When a worker dies, the
     pool is replaced and the runs that were in flight are retried one at a time, so the one
     that kills its worker is found and recorded as failed."""
-    queue, suspects = deque(specs), deque[RunSpec]()
-    while queue or suspects:
-        with _process_pool(jobs) as pool:
-            while suspects:
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Wait for the runs in flight (each is then written whole), then stop the workers."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def run(self, work: Work, specs: Iterable[RunSpec], sweep_dir: Path) -> Iterator[Outcome]:
+        """Run `specs` into `sweep_dir`, at most `jobs` in flight, yielding outcomes as runs
+        finish."""
+        queue, suspects = deque(specs), deque[RunSpec]()
+        while queue or suspects:
+            if suspects:
                 spec = suspects.popleft()
-                if (yield from _in_flight(pool, work, deque([spec]), sweep_dir, 1)):
+                if (yield from self._in_flight(work, deque([spec]), sweep_dir, 1)):
                     yield record_error(sweep_dir, spec, "the worker process died")
-                    break
             else:
-                suspects.extend((yield from _in_flight(pool, work, queue, sweep_dir, jobs)))
+                suspects.extend((yield from self._in_flight(work, queue, sweep_dir, self.jobs)))
+
+    def _in_flight(
+        self, work: Work, queue: deque[RunSpec], sweep_dir: Path, width: int
+    ) -> Generator[Outcome, None, list[RunSpec]]:
+        """Keep `width` runs of `queue` in flight until it is empty. Returns (to `yield from`)
+        the runs lost when the pool broke, empty if it did not; a broken pool is let go, and
+        the next run starts a fresh one."""
+        if self._pool is None:
+            self._pool = _process_pool(self.jobs)
+        running: dict[Future[Outcome], RunSpec] = {}
+        while queue or running:
+            while queue and len(running) < width:
+                spec = queue.popleft()
+                running[self._pool.submit(work, spec, str(sweep_dir))] = spec
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            lost = []
+            for future in done:
+                spec = running.pop(future)
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    lost.append(spec)
+                except Exception as error:
+                    yield record_error(sweep_dir, spec, one_line(error))
+            if lost:
+                self.close()
+                return [*lost, *running.values()]
+        return []
 
 
 def dask_cluster(
@@ -89,31 +134,6 @@ def close_quietly(cluster: Any) -> None:
         cluster.close()
     finally:
         nanny.setLevel(level)
-
-
-def _in_flight(
-    pool: ProcessPoolExecutor, work: Work, queue: deque[RunSpec], sweep_dir: Path, width: int
-) -> Generator[Outcome, None, list[RunSpec]]:
-    """Keep `width` runs of `queue` in flight until it is empty. Returns (to `yield from`) the
-    runs lost when the pool broke, empty if it did not."""
-    running: dict[Future[Outcome], RunSpec] = {}
-    while queue or running:
-        while queue and len(running) < width:
-            spec = queue.popleft()
-            running[pool.submit(work, spec, str(sweep_dir))] = spec
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        lost = []
-        for future in done:
-            spec = running.pop(future)
-            try:
-                yield future.result()
-            except BrokenProcessPool:
-                lost.append(spec)
-            except Exception as error:
-                yield record_error(sweep_dir, spec, one_line(error))
-        if lost:
-            return [*lost, *running.values()]
-    return []
 
 
 def _process_pool(jobs: int) -> ProcessPoolExecutor:

@@ -33,7 +33,7 @@ from tcpeval.backends import Backend
 from tcpeval.layout import GRID_FILE, LOCK_FILE, RUNS_DIR, publish_file
 from tcpeval.processes import Locked, held
 from tcpeval.scenario import ScenarioError, parse_scenario
-from tcpeval.sweep.executors import Work, dask_cluster, local_pool
+from tcpeval.sweep.executors import LOCAL_CLUSTER, LocalPool, Work, dask_cluster
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid
 from tcpeval.sweep.rundir import Outcome, clear_staging, execute, state
 from tcpeval.sweep.tomlwriter import dumps
@@ -81,6 +81,7 @@ def sweep(
     backend: str | Backend | None = None,
     progress: bool = True,
     suite: SuiteProgress | None = None,
+    pool: LocalPool | None = None,
 ) -> SweepReport:
     """Run every point × repeat of `grid` into `out`, finishing only what is missing there.
 
@@ -90,15 +91,15 @@ def sweep(
     of `jobs` workers; on a remote cluster each host's lab lock keeps its runs one at a time).
     Raises ScenarioError, before anything runs, if a grid point is invalid or the backend
     cannot run it, or if `out` holds a sweep of another grid or backend. `suite` says what a
-    suite's bar shows besides the count.
+    suite's bar shows besides the count; `pool` is local workers the caller keeps across
+    sweeps (a suite), used instead of starting `jobs` processes for this sweep alone (not
+    on Dask).
     """
     started = time.perf_counter()
-    jobs = jobs or os.cpu_count() or 1
     loaded = load_grid(grid)
     chosen = backends.get(backend or loaded.backend)
     loaded = dataclasses.replace(loaded, backend=chosen.name)
-    if scheduler in (None, "local") and chosen.runs_per_host is not None:
-        jobs = min(jobs, chosen.runs_per_host)
+    jobs = worker_count(jobs, chosen, scheduler)
     specs = expand(loaded)
     _check_points(chosen, specs)
     root = Path(out)
@@ -110,7 +111,7 @@ def sweep(
             todo = [spec for spec in specs if states[spec.run_id] != "complete"]
             work = partial(execute, backend=chosen)
             failed = 0
-            outcomes = _outcomes(work, todo, root, jobs, scheduler)
+            outcomes = _outcomes(work, todo, root, jobs, scheduler, pool)
             for outcome in _tracked(outcomes, specs, len(todo), progress, suite):
                 failed += outcome.error is not None
     except Locked as holder:
@@ -131,14 +132,35 @@ def _check_points(backend: Backend, specs: list[RunSpec]) -> None:
             raise ScenarioError("grid point", point or "base", f"is refused: {error}") from None
 
 
+def worker_count(jobs: int | None, backend: Backend, scheduler: str | None) -> int:
+    """`jobs`, by default one per CPU, and on this host never more than the backend's
+    `runs_per_host`."""
+    count = jobs or os.cpu_count() or 1
+    if scheduler in (None, LOCAL_CLUSTER) and backend.runs_per_host is not None:
+        count = min(count, backend.runs_per_host)
+    return count
+
+
 def _outcomes(
-    work: Work, todo: list[RunSpec], root: Path, jobs: int, scheduler: str | None
+    work: Work,
+    todo: list[RunSpec],
+    root: Path,
+    jobs: int,
+    scheduler: str | None,
+    pool: LocalPool | None,
 ) -> Iterator[Outcome]:
     if not todo:
         return iter(())
-    if scheduler is None:
-        return local_pool(work, todo, root, jobs)
-    return dask_cluster(work, todo, root, jobs, scheduler)
+    if scheduler is not None:
+        return dask_cluster(work, todo, root, jobs, scheduler)
+    if pool is not None:
+        return pool.run(work, todo, root)
+    return _own_pool(work, todo, root, jobs)
+
+
+def _own_pool(work: Work, todo: list[RunSpec], root: Path, jobs: int) -> Iterator[Outcome]:
+    with LocalPool(jobs) as pool:
+        yield from pool.run(work, todo, root)
 
 
 def _claim(root: Path, grid: Grid) -> None:

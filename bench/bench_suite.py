@@ -1,0 +1,104 @@
+"""Where a quick suite's CPU goes: the simulator core against everything else.
+
+    python bench/bench_suite.py [--suite hamilton ...] [--cc cubic] [--jobs 2] [--command PATH]
+
+Runs `tcpeval suite NAME --cc CC --quick` (simulator backend) in a temporary directory, as a
+user does, and prints its wall time, its CPU time (user + sys of the command and of the worker
+processes it waited for: `RUSAGE_CHILDREN`, read before and after) and the core's time two
+ways: the sum of each run's `backend.wall_seconds`, which the core times around the simulation
+alone (its CPU time on an idle core, more on a busy one), and the CPU time of the same
+simulations run again in this process, which the core's share is taken from. Then the CPU of
+`tcpeval --help`, the cost of starting the command. On a shared machine wall times vary with
+the load; CPU times vary far less, so compare those. A benchmark prints numbers for people to
+compare; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcpeval import _core
+from tcpeval.scenario import parse_scenario, resolve
+from tcpeval.suites import grid_of, load_suite
+from tcpeval.sweep import expand, load_grid
+
+
+@dataclass(frozen=True)
+class Cost:
+    wall_s: float
+    cpu_s: float
+
+
+def measured(command: list[str]) -> Cost:
+    """Wall and CPU (user + sys, the command and every process it waited for) of a command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Cost(wall, cpu)
+
+
+def core_seconds(out: Path) -> tuple[int, float]:
+    """The runs of a suite directory and the seconds the core spent simulating them, as each
+    run's summary says (the core's wall time)."""
+    summaries = list(out.glob("*/runs/*/summary.json"))
+    seconds = sum(json.loads(path.read_text())["backend"]["wall_seconds"] for path in summaries)
+    return len(summaries), seconds
+
+
+def core_cpu_seconds(suite: str, cc: str) -> float:
+    """The CPU the core takes for the suite's quick runs, simulated again here one after the
+    other: the scenario resolved beforehand, only `_core.simulate` timed. Unlike the core's
+    wall time in the summaries this does not grow when the machine is busy."""
+    chosen = load_suite(suite)
+    seconds = 0.0
+    for test in chosen.test:
+        for spec in expand(load_grid(grid_of(test, chosen, [cc, "reno"], quick=True))):
+            resolved = json.dumps(resolve(parse_scenario(spec.scenario)))
+            started = time.process_time()
+            _core.simulate(resolved, _core.Progress())
+            seconds += time.process_time() - started
+    return seconds
+
+
+def installed() -> Path:
+    """The `tcpeval` script installed beside this Python: what a user runs (a pool's workers
+    start by importing the script that started their parent, which `python -m` would hide)."""
+    return Path(sys.executable).with_name("tcpeval")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", nargs="+", default=["hamilton"])
+    parser.add_argument("--cc", default="cubic")
+    parser.add_argument("--jobs", type=int, default=None, help="Default: one per CPU.")
+    parser.add_argument("--command", type=Path, default=installed(), help="Default: %(default)s")
+    options = parser.parse_args()
+    jobs = [] if options.jobs is None else ["--jobs", str(options.jobs)]
+    print(f"{'suite':<10}{'runs':>5}{'wall s':>8}{'CPU s':>7}{'core wall s':>12}", end="")
+    print(f"{'core CPU s':>11}{'core share':>11}")
+    for suite in options.suite:
+        with tempfile.TemporaryDirectory() as scratch:
+            out = Path(scratch) / suite
+            arguments = ["suite", suite, "--cc", options.cc, "--quick", "--out", str(out), *jobs]
+            cost = measured([str(options.command), *arguments])
+            runs, core_wall = core_seconds(out)
+        core_cpu = core_cpu_seconds(suite, options.cc)
+        print(f"{suite:<10}{runs:>5}{cost.wall_s:>8.1f}{cost.cpu_s:>7.1f}", end="")
+        print(f"{core_wall:>12.1f}{core_cpu:>11.1f}{core_cpu / cost.cpu_s:>11.0%}")
+    help_cost = measured([str(options.command), "--help"])
+    print(f"tcpeval --help: {help_cost.cpu_s:.2f} s CPU, {help_cost.wall_s:.2f} s wall")
+
+
+if __name__ == "__main__":
+    main()
