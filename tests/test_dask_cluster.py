@@ -199,3 +199,22 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
         "error: --scheduler: 'nowhere' cannot be reached: missing port number in address "
         "'nowhere'\n"
     )
+
+
+def test_a_mistake_in_the_grid_is_reported_before_a_cluster_file_submits_jobs(
+    tmp_path: Path, batch_commands: Path
+) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(dumps(tiny_grid(**{"bottleneck.rtae": ["10Mbps"]})))
+    submitted = batch_commands / "submitted"
+    (batch_commands / "sbatch").write_text(f"#!/bin/sh\ntouch {submitted}\necho 'Submitted'\n")
+    # Were the grid checked only once the cluster is up, the fake queue would start no worker
+    # and the sweep would wait out start_timeout: keep that short.
+    slurm = (CLUSTERS / "slurm.toml").read_text().replace('"30min"', '"5s"')
+    cluster = write_cluster(tmp_path, slurm)
+
+    done = tcpeval("sweep", grid, "--out", tmp_path / "out", "--scheduler", cluster)
+
+    assert done.returncode == 2, done.stderr
+    assert "rtae" in done.stderr
+    assert not submitted.exists()

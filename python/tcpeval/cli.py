@@ -304,8 +304,10 @@ def sweep(
     from tcpeval.scenario import ScenarioError
     from tcpeval.sweep import sweep as run_sweep
     from tcpeval.sweep.cluster import scheduler_of
+    from tcpeval.sweep.runner import checked
 
     try:
+        checked(grid, backend)  # a mistake in the grid, before a cluster file submits jobs
         with scheduler_of(scheduler) as address:
             report = run_sweep(grid, out, jobs=jobs, scheduler=address, backend=backend)
     except ScenarioError as error:

@@ -96,12 +96,8 @@ def sweep(
     on Dask).
     """
     started = time.perf_counter()
-    loaded = load_grid(grid)
-    chosen = backends.get(backend or loaded.backend)
-    loaded = dataclasses.replace(loaded, backend=chosen.name)
+    loaded, chosen, specs = checked(grid, backend)
     jobs = worker_count(jobs, chosen, scheduler)
-    specs = expand(loaded)
-    _check_points(chosen, specs)
     root = Path(out)
     _claim(root, loaded)
     try:
@@ -119,6 +115,20 @@ def sweep(
     wall = time.perf_counter() - started
     damaged = list(states.values()).count("damaged")
     return SweepReport(root, len(todo) - failed, len(specs) - len(todo), failed, wall, damaged)
+
+
+def checked(
+    grid: str | Path | dict[str, Any], backend: str | Backend | None = None
+) -> tuple[Grid, Backend, list[RunSpec]]:
+    """The grid, the backend it runs on and its runs, every point checked: ScenarioError for the
+    first mistake. A caller about to start a cluster checks first, so a typo in the grid does
+    not submit batch jobs."""
+    loaded = load_grid(grid)
+    chosen = backends.get(backend or loaded.backend)
+    loaded = dataclasses.replace(loaded, backend=chosen.name)
+    specs = expand(loaded)
+    _check_points(chosen, specs)
+    return loaded, chosen, specs
 
 
 def _check_points(backend: Backend, specs: list[RunSpec]) -> None:
