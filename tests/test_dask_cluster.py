@@ -218,3 +218,17 @@ def test_a_mistake_in_the_grid_is_reported_before_a_cluster_file_submits_jobs(
     assert done.returncode == 2, done.stderr
     assert "rtae" in done.stderr
     assert not submitted.exists()
+
+
+def test_loading_a_batch_cluster_leaves_ctrl_c_as_it_was(batch_commands: Path) -> None:
+    # dask_jobqueue replaces the SIGINT handler with sys.exit when imported: in a fresh process,
+    # so that the import really happens here.
+    check = (
+        "import signal, sys\n"
+        "from tcpeval.sweep.cluster import load_cluster\n"
+        "before = signal.getsignal(signal.SIGINT)\n"
+        f"load_cluster({str(CLUSTERS / 'slurm.toml')!r})\n"
+        "sys.exit(0 if signal.getsignal(signal.SIGINT) is before else 1)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

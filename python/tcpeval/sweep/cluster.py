@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import re
 import shutil
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,11 +118,16 @@ def cluster_class(spec: ClusterSpec) -> type:
     from distributed.deploy import Cluster
 
     module_name, _, name = spec.class_name.rpartition(".")
+    on_interrupt = signal.getsignal(signal.SIGINT)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         reason = f"cannot be imported: {error}"
         raise ScenarioError("cluster.class", spec.class_name, reason) from None
+    finally:
+        # dask_jobqueue's runner module makes Ctrl-C exit the process when it is imported;
+        # a sweep's Ctrl-C must stay a KeyboardInterrupt, which says what finished.
+        signal.signal(signal.SIGINT, on_interrupt)
     found = getattr(module, name, None)
     if not (isinstance(found, type) and issubclass(found, Cluster)):
         raise ScenarioError("cluster.class", spec.class_name, "is not a Dask cluster class")
