@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
+
+from tcpeval import backends
+from tcpeval.backends import Problem, refusals
+from tcpeval.result import Result
+from tcpeval.scenario import Scenario
 
 # A scenario small enough to simulate in a blink: 3 s at 10 Mb/s, two Reno flows.
 SMALL_TOML = """\
@@ -39,3 +45,30 @@ def assert_packets_conserved(sim: dict[str, Any]) -> None:
     accounted = sim["packets_delivered"] + sim["packets_dropped"] + sim["packets_in_flight"]
     assert sim["packets_sent"] == accounted, sim
     assert sim["packets_delivered"] > 0, sim
+
+
+class ModelUnderAnotherName:
+    """A test backend: the model backend registered under another name; subclasses change what
+    it refuses or answers."""
+
+    name = "model-under-another-name"
+    description = "the model (a test)"
+    runs_per_host = None
+    real_time = False
+
+    def available(self) -> str | None:
+        return None
+
+    def algorithms(self) -> list[str]:
+        return ["reno", "cubic"]
+
+    def refused_keys(self) -> Mapping[str, str]:
+        return {}
+
+    def supports(self, scenario: Scenario) -> list[Problem]:
+        return refusals(self, scenario)
+
+    def run(self, scenario: Scenario) -> Result:
+        result = backends.get("model").run(scenario)
+        result.summary["backend"]["name"] = self.name
+        return result

@@ -13,9 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import tcpeval
-from helpers import SMALL_TOML, small_scenario
+from helpers import SMALL_TOML, ModelUnderAnotherName, small_scenario
 from tcpeval import backends
-from tcpeval.backends import Problem, refusals
 from tcpeval.cli import app
 from tcpeval.compare import compare_backends
 from tcpeval.report.dataset import ReportError
@@ -26,29 +25,17 @@ from tcpeval.suites.runner import run_suite
 runner = CliRunner()
 
 
-class Halved:
+class Halved(ModelUnderAnotherName):
     """A test backend: the model's answer with every flow's goodput halved."""
 
     name = "halved"
     description = "the model, halved (a test)"
-    runs_per_host = None
-    real_time = False
-
-    def available(self) -> str | None:
-        return None
-
-    def algorithms(self) -> list[str]:
-        return ["reno", "cubic"]
 
     def refused_keys(self) -> Mapping[str, str]:
         return {"cbr": "a test backend has no background traffic"}
 
-    def supports(self, scenario: Scenario) -> list[Problem]:
-        return refusals(self, scenario)
-
     def run(self, scenario: Scenario) -> Result:
-        result = backends.get("model").run(scenario)
-        result.summary["backend"]["name"] = self.name
+        result = super().run(scenario)
         for flow in result.summary["flows"]:
             flow["goodput_mbps"] /= 2
         return result

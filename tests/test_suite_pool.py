@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from html import unescape
@@ -13,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tcpeval import backends
-from tcpeval.backends import Problem, refusals
+from helpers import ModelUnderAnotherName
 from tcpeval.report.content import section_view
 from tcpeval.report.dataset import load_report_data
 from tcpeval.report.verdicts import evaluate
@@ -26,30 +24,10 @@ from tcpeval.sweep import executors
 DOOMED_DURATION_NS = 240 * 10**9  # only the Hamilton convergence test runs 240 s when quick
 
 
-class Model:
+class Model(ModelUnderAnotherName):
     """The model backend under another name (a test): fast, and sent to the workers."""
 
     name = "model-in-workers"
-    description = "the model (a test)"
-    runs_per_host = None
-    real_time = False
-
-    def available(self) -> str | None:
-        return None
-
-    def algorithms(self) -> list[str]:
-        return ["reno", "cubic"]
-
-    def refused_keys(self) -> Mapping[str, str]:
-        return {}
-
-    def supports(self, scenario: Scenario) -> list[Problem]:
-        return refusals(self, scenario)
-
-    def run(self, scenario: Scenario) -> Result:
-        result = backends.get("model").run(scenario)
-        result.summary["backend"]["name"] = self.name
-        return result
 
 
 class KillsOneWorker(Model):
