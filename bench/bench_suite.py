@@ -3,20 +3,22 @@
     python bench/bench_suite.py [--suite hamilton ...] [--cc cubic] [--jobs 2] [--command PATH]
 
 Runs `tcpeval suite NAME --cc CC --quick` (simulator backend) in a temporary directory, as a
-user does, and prints its wall time, its CPU time (user + sys of the command and of the worker
-processes it waited for: `RUSAGE_CHILDREN`, read before and after) and the core's time two
-ways: the sum of each run's `backend.wall_seconds`, which the core times around the simulation
-alone (its CPU time on an idle core, more on a busy one), and the CPU time of the same
-simulations run again in this process, which the core's share is taken from. Then the CPU of
-`tcpeval --help`, the cost of starting the command. On a shared machine wall times vary with
-the load; CPU times vary far less, so compare those. A benchmark prints numbers for people to
-compare; it asserts nothing.
+user does, and prints its wall time, its CPU time (user + sys of the command and of every
+process it started, this one their subreaper: `RUSAGE_CHILDREN`, read before and after) and
+the core's time two ways: the sum of each run's `backend.wall_seconds`, which the core times
+around the simulation alone (its CPU time on an idle core, more on a busy one), and the CPU
+time of the same simulations run again in this process, which the core's share is taken
+from. Then the CPU of `tcpeval --help`, the cost of starting the command. On a shared
+machine wall times vary with the load; CPU times vary far less, so compare those. A benchmark
+prints numbers for people to compare; it asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -30,6 +32,8 @@ from tcpeval.scenario import parse_scenario, resolve
 from tcpeval.suites import grid_of, load_suite
 from tcpeval.sweep import expand, load_grid
 
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -38,14 +42,27 @@ class Cost:
 
 
 def measured(command: list[str]) -> Cost:
-    """Wall and CPU (user + sys, the command and every process it waited for) of a command."""
+    """Wall and CPU (user + sys) of a command and of every process it started. This process is
+    made a subreaper, so that those the command leaves behind (the pool's fork server, which
+    exits after it and reaps the workers) come back here and are waited for and counted."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - started
+    _reap_all()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Cost(wall, cpu)
+
+
+def _reap_all() -> None:
+    """Wait for every child left, the command's orphans included."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
 
 
 def core_seconds(out: Path) -> tuple[int, float]:

@@ -96,18 +96,19 @@ def test_pool_workers_die_with_a_killed_sweep(tmp_path: Path) -> None:
     out = tmp_path / "o"
     code = f"import json, tcpeval; tcpeval.sweep(json.load(open({str(path)!r})), {str(out)!r})"
     sweep = subprocess.Popen([sys.executable, "-c", code])
-    # The resource tracker, then the workers: wait until both workers run a simulation.
-    workers = _wait_for(lambda: len(_children(sweep.pid)) >= 3 and _children(sweep.pid))
+    # The resource tracker, the fork server, then the workers it forks: wait for both.
+    workers = _wait_for(lambda: len(_descendants(sweep.pid)) >= 4 and _descendants(sweep.pid))
     time.sleep(1.0)
     os.kill(sweep.pid, signal.SIGKILL)
     sweep.wait()
     assert _wait_for(lambda: not any(_alive(pid) for pid in workers) or None)
 
 
-def _children(pid: int) -> list[int]:
+def _descendants(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+        for child in (int(c) for c in (task / "children").read_text().split()):
+            found += [child, *_descendants(child)]
     return found
 
 

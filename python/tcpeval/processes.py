@@ -2,9 +2,11 @@
 die with their parent, and locks that say who holds them.
 
 A child given `die_with_parent` gets PR_SET_PDEATHSIG(SIGKILL), so that a `kill -9` of the
-process that started it (a sweep, a lab run) takes it along instead of leaving it running for
-nobody. A `held` lock is an flock on a file that also names its holder, so the process told to
-wait can say who it waits for; the kernel drops the lock when the holder dies, however.
+process that started it (a lab run) takes it along instead of leaving it running for nobody.
+A process forked on another's behalf (a pool worker, forked by the fork server for a sweep)
+uses `exit_with` that process instead. A `held` lock is an flock on a file that also names
+its holder, so the process told to wait can say who it waits for; the kernel drops the lock
+when the holder dies, however.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import select
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +39,23 @@ def die_with_parent(parent: int | None = None) -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if parent is not None and os.getppid() != parent:
         os._exit(1)
+
+
+def exit_with(pid: int) -> None:
+    """End this process when process `pid` ends, at once if it has: a daemon thread waits on
+    a pidfd of it (readable once it exits, reaped or not). PR_SET_PDEATHSIG only names the
+    parent, and the fork server that forks pool workers does not exit while they run: they
+    hold its liveness pipe."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+
+    def wait() -> None:
+        select.select([pidfd], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait, name=f"exit with {pid}", daemon=True).start()
 
 
 @contextmanager
