@@ -2,7 +2,7 @@
 
 The script imports this module only, and the command's modules when `main` runs: a sweep's
 worker processes start by importing the script that started their parent (multiprocessing's
-spawn), and must not pay for typer, rich and every command.
+spawn and forkserver both do), and must not pay for typer, rich and every command.
 """
 
 from __future__ import annotations
