@@ -31,14 +31,11 @@ class Locked(Exception):
     """Another process holds the lock; the text names it (pid, host, since when)."""
 
 
-def die_with_parent(parent: int | None = None) -> None:
-    """Ask the kernel to SIGKILL this process when the thread that started it exits. Given
-    the `parent`'s pid, exit at once if it is gone already: a child that took a while to start
-    (a pool worker unpickling its initializer imports tcpeval) may have missed its death."""
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when the thread that started it exits (given
+    to `subprocess.Popen` as `preexec_fn`)."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if parent is not None and os.getppid() != parent:
-        os._exit(1)
 
 
 def exit_with(pid: int) -> None:
