@@ -26,6 +26,7 @@ pub enum LossDetection {
     /// (`tcp_rack_reo_wnd`): a segment is lost once one sent a reordering window after it has
     /// been delivered; the window is a quarter of the minimum RTT, and none once three segments
     /// are SACKed or recovery has begun, so every hole sent before a SACKed segment is lost.
+    /// A hole still within the window is lost when its reordering timer (§6.3) fires.
     Rack,
 }
 

@@ -260,6 +260,25 @@ impl Scoreboard {
         self.mark_lost_while(|_, s| s.tx.sent_ns + reo_wnd_ns < newest_delivered_sent_ns)
     }
 
+    /// The send time of the hole just below the highest SACKed segment, unless it is lost: the
+    /// newest of RACK's suspects (RFC 8985 §6.2 step 5) while nothing is lost, since segments
+    /// never retransmitted left in sequence order.
+    pub fn newest_hole_sent_ns(&self) -> Option<u64> {
+        let &(start, _) = self.sacked_ranges.back()?;
+        let hole = start.checked_sub(1).filter(|&seq| seq >= self.snd_una)?;
+        let s = self.segment(hole);
+        (!s.is(LOST)).then_some(s.tx.sent_ns)
+    }
+
+    /// RACK's reordering timer fired (RFC 8985 §6.3): every hole below the highest SACKed
+    /// segment sent no later than `sent_by_ns` is lost. Returns how many were newly marked.
+    pub fn mark_lost_holes_sent_by(&mut self, sent_by_ns: u64) -> u64 {
+        let Some(&(start, _)) = self.sacked_ranges.back() else {
+            return 0;
+        };
+        self.mark_lost_while(|seq, s| seq < start && s.tx.sent_ns <= sent_by_ns)
+    }
+
     /// The highest segment not SACKed: what a tail loss probe resends (RFC 8985 §7.3).
     pub fn highest_unsacked(&self) -> Option<u64> {
         (self.snd_una..self.snd_nxt())
@@ -562,6 +581,32 @@ mod tests {
         );
         assert_eq!(counters(&b), b.recount());
         assert_eq!(b.in_flight(), 10 - 4 - 2);
+    }
+
+    #[test]
+    fn the_reordering_timer_waits_for_the_newest_hole_and_takes_the_holes_sent_by_then() {
+        // Segments 0..10 sent 1 ms apart; 4 and 6 are SACKed. The newest suspect is 5, the hole
+        // below the highest SACKed segment; a timer for segments sent by 3 ms takes 0..4 and
+        // spares 5, and never anything above the highest SACKed segment, however old.
+        let mut b = Scoreboard::default();
+        for i in 0..10 {
+            b.on_send_new(TxSnapshot {
+                sent_ns: i * 1_000_000,
+                ..TxSnapshot::default()
+            });
+        }
+        assert_eq!(
+            b.newest_hole_sent_ns(),
+            None,
+            "nothing SACKed, nothing suspect"
+        );
+        b.sack(4, 5, |_| ());
+        b.sack(6, 7, |_| ());
+        assert_eq!(b.newest_hole_sent_ns(), Some(5_000_000));
+        assert_eq!(b.mark_lost_holes_sent_by(3_000_000), 4, "0, 1, 2, 3");
+        assert_eq!(b.mark_lost_holes_sent_by(u64::MAX), 1, "5, not 7..10");
+        assert_eq!(b.newest_hole_sent_ns(), None, "5 is lost now");
+        assert_eq!(counters(&b), b.recount());
     }
 
     #[test]

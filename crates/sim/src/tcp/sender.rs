@@ -10,7 +10,9 @@
 //! one sent later (RACK, RFC 8985); how the flight falls to ssthresh (at once, PRR or rate
 //! halving: `reduction.rs`); and whether a retransmission found lost (RACK, RFC 8985 §6.2)
 //! lowers the window a second time (RFC 5681 §4.3) or is simply sent again, as Linux does;
-//! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer; whether
+//! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer (and,
+//! with RACK, its reordering timer, §6.3: a hole not yet taken for lost is after RACK.rtt plus
+//! the reordering window, even if no ACK comes); whether
 //! a reduction proved spurious by D-SACKs (RFC 3708) or F-RTO (RFC 5682) is undone
 //! (`undo.rs`), and whether a timeout during recovery lowers ssthresh again.
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
@@ -32,6 +34,21 @@ use crate::time::NS_PER_MS;
 /// RFC 8985 §7.2 WCDelAckT: the longest a receiver may hold the ACK of a lone segment, added
 /// to the probe timeout when only one segment is out.
 const WORST_CASE_DELAYED_ACK_NS: u64 = 200 * NS_PER_MS;
+
+/// How long after its deadline RACK's reordering timer fires: Linux adds two jiffies
+/// (`TCP_TIMEOUT_MIN`) so that every suspect is past its own when it does; 8 ms at the HZ of
+/// 250 of the kernels the lab runs (2 ms at HZ 1000).
+const REORDERING_TIMER_SLACK_NS: u64 = 8 * NS_PER_MS;
+
+/// What the retransmission timer's slot is set for (Linux `icsk_pending`): the timer itself, or
+/// in its place a tail loss probe (RFC 8985 §7) or RACK's reordering timer (§6.3), each of
+/// which gives the slot back to the retransmission timer once it has fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RtoSlot {
+    Retransmission,
+    LossProbe,
+    Reordering,
+}
 
 #[derive(Debug, Clone)]
 pub struct SenderConfig {
@@ -114,14 +131,16 @@ pub struct Sender {
     timeout_una: u64,
     /// F-RTO (RFC 5682) watches the timeout at this time for original data acknowledged.
     frto_since_ns: Option<u64>,
-    /// The retransmission timer, or in its place the tail loss probe's (as Linux's
-    /// `ICSK_TIME_LOSS_PROBE`): `probe_due` says which.
+    /// The retransmission timer, or in its place a probe's or the reordering timer:
+    /// `rto_slot` says which.
     rto: Timer,
-    probe_due: bool,
+    rto_slot: RtoSlot,
     /// When the retransmission timer fires, whether or not a probe is due first.
     rto_due_ns: u64,
     /// RACK.xmit_ts (RFC 8985 §6.1): the latest send time of a segment delivered so far.
     rack_sent_ns: u64,
+    /// RACK.rtt: the round trip of that segment, measured when it was delivered.
+    rack_rtt_ns: u64,
     /// RFC 8985 §7 TLPRxtOut's end: snd_nxt when a probe went out, until it is acknowledged.
     tlp_high_seq: Option<u64>,
     /// Wakes the sender when pacing or the data source holds it back.
@@ -173,9 +192,10 @@ impl Sender {
             timeout_una: 0,
             frto_since_ns: None,
             rto: Timer::default(),
-            probe_due: false,
+            rto_slot: RtoSlot::Retransmission,
             rto_due_ns: 0,
             rack_sent_ns: 0,
+            rack_rtt_ns: 0,
             tlp_high_seq: None,
             send_timer: Timer::default(),
             pacer,
@@ -232,7 +252,7 @@ impl Sender {
         if let (Some(episode), Some(duplicate)) = (&mut self.episode, dsack_block(ack)) {
             episode.on_dsack(duplicate);
         }
-        self.rack_sent_ns = self.rack_sent_ns.max(delivered.newest_sent_ns.unwrap_or(0));
+        let rack_advanced = self.advance_rack(now_ns, delivered.newest_sent_ns);
         if self.tlp_high_seq.is_some_and(|high| cum_ack >= high) {
             self.tlp_high_seq = None; // the probe's episode is over (RFC 8985 §7.4)
         }
@@ -255,6 +275,7 @@ impl Sender {
         lost += lost_retx.count;
         self.try_undo(&delivered);
         self.update_ca_state(now_ns, prior_in_flight);
+        let reordering_timer = rack_advanced && self.arm_reordering_timer();
         if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
             && self.lost_a_retransmission_since_the_cut(lost_retx)
         {
@@ -286,7 +307,7 @@ impl Sender {
                 newly_lost: lost > 0,
             });
         }
-        if progressed {
+        if progressed && !reordering_timer {
             self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
             if self.app.end_segment() == Some(cum_ack) {
                 self.stats.all_acked_ns = Some(now_ns);
@@ -298,8 +319,13 @@ impl Sender {
 
     pub fn on_rto_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
         match self.rto.on_wake(now_ns) {
-            TimerAction::Fire if std::mem::take(&mut self.probe_due) => self.probe(now_ns, out),
-            TimerAction::Fire => self.on_timeout(now_ns, out),
+            TimerAction::Fire => {
+                match std::mem::replace(&mut self.rto_slot, RtoSlot::Retransmission) {
+                    RtoSlot::Retransmission => self.on_timeout(now_ns, out),
+                    RtoSlot::LossProbe => self.probe(now_ns, out),
+                    RtoSlot::Reordering => self.on_reordering_timeout(now_ns, out),
+                }
+            }
             TimerAction::Schedule(t) => self.wakeups.rto_ns = Some(t),
             TimerAction::Nothing => {}
         }
@@ -384,6 +410,68 @@ impl Sender {
         } else {
             by_time
         }
+    }
+
+    /// RFC 8985 §6.2 step 2: RACK follows the latest-sent segment delivered, and the round trip
+    /// it took. Returns whether this ACK delivered a segment sent no earlier than any before it
+    /// (Linux breaks ties by sequence; of segments sent in one instant, the higher are
+    /// delivered by the later ACKs).
+    fn advance_rack(&mut self, now_ns: u64, newest_sent_ns: Option<u64>) -> bool {
+        match newest_sent_ns {
+            Some(sent_ns) if sent_ns >= self.rack_sent_ns => {
+                self.rack_sent_ns = sent_ns;
+                self.rack_rtt_ns = now_ns - sent_ns;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5: holes sent before the newest segment delivered, but less than a
+    /// reordering window before it, are suspects, lost once RACK.rtt plus the window has passed
+    /// since they were sent. One timer waits for the newest of them (Linux
+    /// `tcp_rack_detect_loss`: the latest deadline, so one expiry settles them all), in the
+    /// retransmission timer's slot. Only while holes are still suspects, in Disorder (nothing is
+    /// lost yet) with a reordering window. Returns whether it was armed.
+    fn arm_reordering_timer(&mut self) -> bool {
+        let reo_wnd_ns = self.reordering_window_ns();
+        let applies = self.cfg.sack
+            && self.cfg.recovery.loss_detection == LossDetection::Rack
+            && self.ca_state == CaState::Disorder
+            && reo_wnd_ns > 0;
+        let suspect_sent_ns = self
+            .board
+            .newest_hole_sent_ns()
+            .filter(|&sent_ns| sent_ns <= self.rack_sent_ns);
+        match suspect_sent_ns {
+            Some(sent_ns) if applies => {
+                self.rto_slot = RtoSlot::Reordering;
+                self.set_timer(sent_ns + self.rack_rtt_ns + reo_wnd_ns + REORDERING_TIMER_SLACK_NS);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// RFC 8985 §6.3: the reordering timer fired with no ACK since. The suspects whose time is
+    /// up are lost and recovery begins (Linux `tcp_rack_reo_timeout`). The retransmission
+    /// timer takes its slot back: as it was if nothing was lost, else an RTO from now, as the
+    /// first hole is resent.
+    fn on_reordering_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
+        let prior_in_flight = self.board.in_flight();
+        let waited_ns = self.rack_rtt_ns + self.reordering_window_ns();
+        let lost = self
+            .board
+            .mark_lost_holes_sent_by(now_ns.saturating_sub(waited_ns));
+        if lost == 0 {
+            self.arm_rto(self.rto_due_ns.max(now_ns));
+            return;
+        }
+        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_recovery(now_ns, prior_in_flight);
+        }
+        self.arm_rto(now_ns + self.rtt.rto_ns());
+        self.send(now_ns, out);
     }
 
     /// Linux `tcp_rack_reo_wnd` on a path that has shown no reordering: RACK waits no time
@@ -571,7 +659,7 @@ impl Sender {
         };
         let probe_ns = now_ns + 2 * srtt_ns + lone_segment_ns;
         if probe_ns < self.rto_due_ns {
-            self.probe_due = true;
+            self.rto_slot = RtoSlot::LossProbe;
             self.set_timer(probe_ns);
         }
     }
@@ -731,14 +819,14 @@ impl Sender {
     fn restart_rto(&mut self, now_ns: u64) {
         if self.board.packets_out() == 0 {
             self.rto.clear();
-            self.probe_due = false;
+            self.rto_slot = RtoSlot::Retransmission;
         } else {
             self.arm_rto(now_ns + self.rtt.rto_ns());
         }
     }
 
     fn arm_rto(&mut self, deadline_ns: u64) {
-        self.probe_due = false;
+        self.rto_slot = RtoSlot::Retransmission;
         self.rto_due_ns = deadline_ns;
         self.set_timer(deadline_ns);
     }
