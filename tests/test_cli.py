@@ -203,6 +203,8 @@ def test_demo_runs_examples_and_sets_recovery_beside_the_model(tmp_path: Path) -
     # Then the host profiles: the textbook sender's second halving, Linux's single one.
     rows = dict(re.findall(r"│ (linux|rfc)\s+│\s+([\d,]+) │", run.stdout))
     assert rows == {"linux": "1,954", "rfc": "977"}
+    # Last, the linux host beside the kernel's recorded figures (tests/test_fidelity.py).
+    assert "The linux host against the kernel" in run.stdout
 
 
 def test_demo_sets_mathis_beside_one_lossy_connection_but_not_beside_striped_streams(

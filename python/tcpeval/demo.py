@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from tcpeval import fidelity
 from tcpeval.backends import simulate
 from tcpeval.metrics import recovery_time
 from tcpeval.models import acked_per_increase, mathis_goodput_bps, reno_recovery_time_s
@@ -63,6 +64,8 @@ def run_examples(examples: Path, out: Path, console: Console) -> None:
         console.print(mathis_table(loss_limited))
     with console.status("simulating one Reno flow on each host profile"):
         console.print(host_table())
+    with console.status("simulating the cases the lab measured the kernel in"):
+        console.print(kernel_table())
 
 
 def recovery(scenario: Scenario, result: Result) -> Recovery | None:
@@ -150,10 +153,29 @@ def host_table() -> Table:
     return table
 
 
+def kernel_table() -> Table:
+    """The fidelity table's rows with a kernel figure (docs/hosts.md): the `linux` host beside
+    what the kernel did in the lab, and whether it is within issue 16's goal."""
+    table = _table(
+        "The linux host against the kernel (recorded in the lab; docs/hosts.md)", "case", "figure"
+    )
+    for header in ("simulated", "kernel", "within 15% (Jain: 0.05)"):
+        table.add_column(header, justify="right")
+    for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS):
+        if row.kernel is None:
+            continue
+        figure = row.figure(simulate(fidelity.on_host(row.scenario, "linux")))
+        verdict = "-" if figure is None else "yes" if row.within_goal(figure) else "NO"
+        shown = "-" if figure is None else f"{figure:.3g}"
+        table.add_row(row.name, row.unit, shown, f"{row.kernel:.3g}", verdict)
+    return table
+
+
 def _table(title: str, *headers: str) -> Table:
     table = Table(title=title, title_justify="left")
     for header in headers:
-        table.add_column(header, justify="left" if header in ("scenario", "host") else "right")
+        left = header in ("scenario", "host", "case")
+        table.add_column(header, justify="left" if left else "right")
     return table
 
 

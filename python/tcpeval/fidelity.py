@@ -1,0 +1,243 @@
+"""The fidelity table's rows (issue 16, docs/hosts.md): each one scenario and the figure read
+from its result, with the kernel's figure where the lab measured one and the published figure
+where the repository keeps one.
+
+`bench/fidelity.py` runs every row through the model, the simulator on each host profile and,
+when asked, the lab; `tcpeval demo` runs the rows with a kernel figure on the `linux` host
+and sets them beside it. The goal: the `linux` host within 15% of the kernel, and within 0.05
+of its Jain index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tcpeval.compare import value
+from tcpeval.result import Result
+
+Figure = Callable[[Result], "float | None"]
+
+KERNEL_SECONDS = 60
+"""How long the lab's runs behind `KERNEL_FIGURES` lasted, except where a row says 300 s."""
+
+KERNEL_FIGURES: dict[tuple[str, str], float] = {
+    ("1 reno 100M 60ms", "Mb/s"): 95.9,
+    ("2 reno 100M 40ms", "Mb/s"): 96.3,
+    ("2 reno 100M 40ms", "Jain"): 0.968,
+    ("1 cubic 100M 60ms", "Mb/s"): 96.0,
+    ("2 cubic 100M 40ms", "Mb/s"): 96.3,
+    ("2 cubic 100M 40ms", "Jain"): 0.993,
+    ("1 bbr 100M 60ms", "Mb/s"): 94.1,
+    ("2 bbr 100M 40ms", "Mb/s"): 94.4,
+    ("2 bbr 100M 40ms", "Jain"): 0.998,
+    ("reno+cubic 100M 40ms", "reno share"): 0.462,
+    ("1 reno loss 1e-3", "Mb/s"): 8.78,
+    ("1 cubic loss 1e-3", "Mb/s"): 8.60,
+    ("1 bbr loss 1e-3", "Mb/s"): 92.2,
+    ("1 bbr 100M 40ms 10%BDP", "Mb/s"): 92.5,
+    ("reno 82/162ms 250M 300s", "ratio"): 2.69,
+    ("1 reno loss 1e-3 300s", "Mb/s"): 7.85,
+    ("1 cubic loss 1e-3 300s", "Mb/s"): 7.72,
+}
+"""The kernel's figures (Linux 6.18, HZ 250: real reno, cubic and bbr in network namespaces
+behind the lab's emulator), each the mean of the valid runs of seeds 1 and 2, measured on the
+project's 2-vCPU VM on 2026-11-28 with `bench/fidelity.py --lab --repeats 2` and, for the
+300 s rows, `tcpeval run --backend lab`. docs/hosts.md gives each row's history."""
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    scenario: dict[str, Any]
+    figure: Figure
+    unit: str
+    published: float | None = None
+    kernel: float | None = None
+    lab: bool = True
+    """Within what the lab delivers on this machine (docs/lab.md)."""
+
+    def within_goal(self, figure: float) -> bool | None:
+        """Issue 16's goal against the kernel: 0.05 of its Jain index, 15% of its other
+        figures. None where the kernel has no figure."""
+        if self.kernel is None:
+            return None
+        if self.unit == "Jain":
+            return abs(figure - self.kernel) <= 0.05
+        return abs(figure / self.kernel - 1) <= 0.15
+
+
+def goodput(result: Result) -> float | None:
+    return value(result, "goodput total")
+
+
+def jain(result: Result) -> float | None:
+    return value(result, "Jain index")
+
+
+def first_share(result: Result) -> float | None:
+    flows = [f["goodput_mbps"] for f in result.summary["flows"]]
+    return None if None in flows or not sum(flows) else flows[0] / sum(flows)
+
+
+def first_over_second(result: Result) -> float | None:
+    flows = [f["goodput_mbps"] for f in result.summary["flows"]]
+    return None if None in flows or not flows[1] else flows[0] / flows[1]
+
+
+def recovery(result: Result) -> float | None:
+    return value(result, "recovery flow 0")
+
+
+def dumbbell(name: str, seconds: float, link: dict[str, Any], flows: list[dict]) -> dict:
+    return {"name": name, "duration": f"{seconds}s", "bottleneck": link, "flow": flows}
+
+
+def on_host(scenario: dict[str, Any], host: str) -> dict[str, Any]:
+    return scenario | {"flow": [flow | {"host": host} for flow in scenario["flow"]]}
+
+
+def rows(seconds: float, long_seconds: float) -> list[Row]:
+    """Every row of issue 16: the lab's fidelity cases, Reno's recovery, Mathis, the seeds'
+    MTU and RTT cases, ten flows at 1 Gb/s."""
+    made = lab_rows(seconds) + recovery_rows() + mathis_rows()
+    return made + seed_rows(long_seconds) + many_rows(seconds)
+
+
+def lab_rows(seconds: float) -> list[Row]:
+    """The cases the lab runs, with the kernel's figure where it measured this duration."""
+    made = short_lab_rows(seconds) + long_lab_rows()
+    return [
+        replace(row, kernel=KERNEL_FIGURES.get((row.name, row.unit)))
+        if seconds == KERNEL_SECONDS or row.name.endswith("300s")
+        else row
+        for row in made
+    ]
+
+
+def short_lab_rows(seconds: float) -> list[Row]:
+    """The lab's five fidelity cases for each stack, and Reno against CUBIC."""
+    link = {"rate": "100Mbps", "queue": "100%bdp"}
+    table = []
+    for stack in ("reno", "cubic", "bbr"):
+        one = dumbbell(f"1 {stack}", seconds, link, [{"cc": stack, "rtt": "60ms"}])
+        two = dumbbell(f"2 {stack}", seconds, link, [{"cc": stack, "rtt": "40ms", "count": 2}])
+        table += [
+            Row(f"1 {stack} 100M 60ms", one, goodput, "Mb/s"),
+            Row(f"2 {stack} 100M 40ms", two, goodput, "Mb/s"),
+            Row(f"2 {stack} 100M 40ms", two, jain, "Jain"),
+        ]
+    mixed = [{"cc": "reno", "rtt": "40ms"}, {"cc": "cubic", "rtt": "40ms"}]
+    reno_cubic = dumbbell("mixed", seconds, link, mixed)
+    table.append(Row("reno+cubic 100M 40ms", reno_cubic, first_share, "reno share"))
+    lossy = link | {"loss": 1e-3}
+    for stack in ("reno", "cubic", "bbr"):
+        flows = [{"cc": stack, "rtt": "60ms"}]
+        table.append(
+            Row(f"1 {stack} loss 1e-3", dumbbell("lossy", seconds, lossy, flows), goodput, "Mb/s")
+        )
+    shallow = link | {"queue": "10%bdp"}
+    bbr = dumbbell("bbr", seconds, shallow, [{"cc": "bbr", "rtt": "40ms"}])
+    table.append(Row("1 bbr 100M 40ms 10%BDP", bbr, goodput, "Mb/s"))
+    return table
+
+
+def long_lab_rows() -> list[Row]:
+    """Cases that need 300 s to settle. Reno at 82 and 162 ms sharing 250 Mb/s, a queue of
+    20% of the long flow's BDP (the Hamilton RTT-unfairness case the simulator's Reno looked
+    too fair in): the short flow's share over the long one's; over 60 s it says mostly who
+    won the start. One Reno and one CUBIC flow under 1e-3 random loss: over 60 s CUBIC's
+    window has not settled."""
+    link = {"rate": "250Mbps", "queue": "20%bdp"}
+    flows = [{"cc": "reno", "rtt": "82ms"}, {"cc": "reno", "rtt": "162ms"}]
+    rtt = dumbbell("rtt-unfair", 300, link, flows)
+    lossy = {"rate": "100Mbps", "queue": "100%bdp", "loss": 1e-3}
+    return [Row("reno 82/162ms 250M 300s", rtt, first_over_second, "ratio")] + [
+        Row(
+            f"1 {stack} loss 1e-3 300s",
+            dumbbell("lossy", 300, lossy, [{"cc": stack, "rtt": "60ms"}]),
+            goodput,
+            "Mb/s",
+        )
+        for stack in ("reno", "cubic")
+    ]
+
+
+def recovery_rows() -> list[Row]:
+    """Reno back at W after one loss at 1 Gb/s: the demo's examples, (W/2)·RTT beside."""
+    made = []
+    for rtt_ms, seconds in ((6, 10), (25, 40), (200, 2400)):
+        window = {
+            "cc": "reno",
+            "rtt": f"{rtt_ms}ms",
+            "window": "100%bdp",
+            "delayed_ack": False,
+            "drop_at": ["2s" if rtt_ms < 200 else "20s"],
+        }
+        link = {"rate": "1Gbps", "queue": "200%bdp"}
+        scenario = dumbbell(f"recovery {rtt_ms}", seconds, link, [window])
+        scenario["sample_interval"] = "100ms"
+        made.append(Row(f"reno recovery 1G {rtt_ms}ms", scenario, recovery, "s", lab=False))
+    return made
+
+
+def mathis_rows() -> list[Row]:
+    """One Reno flow under random loss at 1 Gb/s, 60 ms: Mathis beside it."""
+    link = {"rate": "1Gbps", "queue": "100%bdp"}
+    reno = [{"cc": "reno", "rtt": "60ms"}]
+    return [
+        Row(
+            f"reno mathis p={p:g}",
+            dumbbell("mathis", 300, link | {"loss": p}, reno),
+            goodput,
+            "Mb/s",
+            lab=False,
+        )
+        for p in (1e-3, 1e-4)
+    ]
+
+
+def seed_rows(seconds: float) -> list[Row]:
+    """The seeds' DataTAG cases (2003): two Reno-era flows sharing 1 Gb/s for 7000 s. MTU:
+    9000 vs 3000 bytes at 117 ms gave 464 and 243 Mb/s; RTT: 117 vs 181 ms, MTU 9000, gave
+    514 and 202 Mb/s. The router's buffer is not stated; 20% of the BDP is assumed here."""
+    link = {"rate": "1Gbps", "queue": "20%bdp"}
+    mtu = [
+        {"cc": "reno", "rtt": "117ms", "mss": "8948B"},
+        {"cc": "reno", "rtt": "117ms", "mss": "2948B"},
+    ]
+    rtt = [
+        {"cc": "reno", "rtt": "117ms", "mss": "8948B"},
+        {"cc": "reno", "rtt": "181ms", "mss": "8948B"},
+    ]
+    return [
+        Row(
+            "mtu 9000/3000 1G 117ms",
+            dumbbell("mtu", seconds, link, mtu),
+            first_over_second,
+            "ratio",
+            published=464 / 243,
+            lab=False,
+        ),
+        Row(
+            "rtt 117/181ms 1G",
+            dumbbell("rtt", seconds, link, rtt),
+            first_over_second,
+            "ratio",
+            published=514 / 202,
+            lab=False,
+        ),
+    ]
+
+
+def many_rows(seconds: float) -> list[Row]:
+    link = {"rate": "1Gbps", "queue": "100%bdp"}
+    made = []
+    for stack in ("reno", "cubic"):
+        scenario = dumbbell("ten", seconds, link, [{"cc": stack, "rtt": "100ms", "count": 10}])
+        made += [
+            Row(f"10 {stack} 1G 100ms", scenario, goodput, "Mb/s", lab=False),
+            Row(f"10 {stack} 1G 100ms", scenario, jain, "Jain", lab=False),
+        ]
+    return made

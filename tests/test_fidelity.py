@@ -1,0 +1,44 @@
+"""The fidelity table's rows against the kernel's figures the lab recorded (issue 16's goal:
+the `linux` host within 15% of the kernel, and within 0.05 of its Jain index)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpeval import fidelity
+from tcpeval.backends import simulate
+
+KERNEL_ROWS = [row for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS) if row.kernel]
+
+
+@pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda row: f"{row.name} {row.unit}")
+def test_the_linux_host_is_within_the_goal_of_the_kernel(row: fidelity.Row) -> None:
+    figure = row.figure(simulate(fidelity.on_host(row.scenario, "linux")))
+    assert figure is not None
+    assert row.within_goal(figure), f"{figure:.3g} against the kernel's {row.kernel:.3g}"
+
+
+def test_every_recorded_kernel_figure_belongs_to_a_row() -> None:
+    """A renamed row would silently lose its kernel figure."""
+    named = {(row.name, row.unit) for row in KERNEL_ROWS}
+    assert named == set(fidelity.KERNEL_FIGURES)
+
+
+def test_the_goal_is_a_difference_for_jain_and_a_ratio_for_the_rest() -> None:
+    jain = fidelity.Row("two", {}, fidelity.jain, "Jain", kernel=0.90)
+    assert jain.within_goal(0.95)
+    assert not jain.within_goal(0.96)
+    goodput = fidelity.Row("one", {}, fidelity.goodput, "Mb/s", kernel=10.0)
+    assert goodput.within_goal(11.4)
+    assert goodput.within_goal(8.6)
+    assert not goodput.within_goal(11.6)
+    assert fidelity.Row("none", {}, fidelity.goodput, "Mb/s").within_goal(1.0) is None
+
+
+def test_only_the_recorded_duration_carries_the_kernel_figures() -> None:
+    longer = fidelity.lab_rows(2 * fidelity.KERNEL_SECONDS)
+    assert {row.name for row in longer if row.kernel} == {
+        "reno 82/162ms 250M 300s",
+        "1 reno loss 1e-3 300s",
+        "1 cubic loss 1e-3 300s",
+    }
