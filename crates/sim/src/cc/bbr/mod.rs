@@ -8,10 +8,12 @@
 //! `full_pipe.rs` says the bandwidth stopped growing; loss only limits recovery
 //! (`recovery.rs`), which BBR runs itself (`owns_recovery`).
 //!
-//! Left out of Linux v1: the long-term (policer) bandwidth estimate and the ACK-aggregation
-//! allowance, neither of which a dumbbell without policers or ACK compression exercises. The
-//! send quantum is Linux's floor of 2 packets, since the simulated sender has no TSO.
+//! cwnd keeps room for ACKs that come in bursts (`ack_aggregation.rs`, Linux 4.19 on). Left out
+//! of Linux v1: the long-term (policer) bandwidth estimate, which only a policer (a token
+//! bucket that drops rather than queues) exercises. The send quantum is Linux's floor of 2
+//! packets, since the simulated sender has no TSO.
 
+mod ack_aggregation;
 mod filters;
 mod full_pipe;
 mod modes;
@@ -22,6 +24,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
+use self::ack_aggregation::AckAggregation;
 use self::filters::{MaxFilter, MinRtt};
 use self::full_pipe::FullPipe;
 use self::modes::{GainCycle, Mode, ProbeRtt, HIGH_GAIN, MIN_CWND_PKTS};
@@ -56,6 +59,9 @@ pub struct BbrParams {
     pub min_rtt_window_ns: u64,
     /// Time PROBE_RTT holds 4 packets in flight (Linux `bbr_probe_rtt_mode_ms` = 200 ms).
     pub probe_rtt_duration_ns: u64,
+    /// How much of the ACK aggregation measured cwnd keeps room for (Linux
+    /// `bbr_extra_acked_gain` = 1); 0 turns the allowance off, as before Linux 4.19.
+    pub extra_acked_gain: f64,
 }
 
 impl Default for BbrParams {
@@ -65,6 +71,7 @@ impl Default for BbrParams {
             bw_window_rounds: 10,
             min_rtt_window_ns: 10 * NS_PER_SEC,
             probe_rtt_duration_ns: 200 * NS_PER_MS,
+            extra_acked_gain: 1.0,
         }
     }
 }
@@ -75,6 +82,7 @@ impl BbrParams {
         check::at_least_one("bw_window_rounds", self.bw_window_rounds)?;
         check::at_least_one("min_rtt_window_ns", self.min_rtt_window_ns)?;
         check::at_least_one("probe_rtt_duration_ns", self.probe_rtt_duration_ns)?;
+        check::non_negative("extra_acked_gain", self.extra_acked_gain)?;
         Ok(self)
     }
 }
@@ -101,6 +109,7 @@ pub struct Bbr {
     /// The BDP at a gain of 1, packets, for the current estimates.
     bdp: Bdp,
     full_pipe: FullPipe,
+    ack_aggregation: AckAggregation,
     mode: Mode,
     recovery: Recovery,
     cwnd: f64,
@@ -127,6 +136,7 @@ impl Bbr {
             min_rtt: MinRtt::new(params.min_rtt_window_ns),
             bdp: Bdp::default(),
             full_pipe: FullPipe::default(),
+            ack_aggregation: AckAggregation::default(),
             mode: Mode::Startup,
             recovery: Recovery::default(),
             cwnd: init.initial_cwnd_pkts,
@@ -174,10 +184,15 @@ impl Bbr {
         }
     }
 
-    /// The in-flight target for `gain` (Linux `bbr_inflight`): the BDP plus three send quanta,
-    /// rounded up to even (fewer delayed-ACK stalls), plus the probing phase's extra.
+    /// The in-flight target for `gain` (Linux `bbr_inflight`).
     fn inflight_pkts(&self, gain: f64) -> f64 {
-        let with_quanta = self.bdp_pkts(gain) + 3.0 * SEND_QUANTUM_PKTS;
+        self.quantization_budget(self.bdp_pkts(gain))
+    }
+
+    /// `pkts` plus three send quanta, rounded up to even (fewer delayed-ACK stalls), plus the
+    /// probing phase's extra (Linux `bbr_quantization_budget`).
+    fn quantization_budget(&self, pkts: f64) -> f64 {
+        let with_quanta = pkts + 3.0 * SEND_QUANTUM_PKTS;
         let even = 2.0 * (with_quanta / 2.0).ceil();
         if self.mode.is_probing_up() {
             even + PROBE_EXTRA_PKTS
@@ -201,6 +216,19 @@ impl Bbr {
         if !self.is_app_limited(&rate, path) || bw_bps >= self.max_bw.get() {
             self.max_bw.update(path.round, bw_bps);
             self.refresh_bdp();
+        }
+    }
+
+    /// Linux `bbr_update_ack_aggregation`: on ACKs with a rate sample.
+    fn update_ack_aggregation(&mut self, ack: &Ack) {
+        if self.params.extra_acked_gain == 0.0 || ack.acked == 0 {
+            return;
+        }
+        if ack.rate.is_some_and(|r| r.interval_ns > 0) {
+            let bw_pps = self.max_bw.get() / self.mss_bits();
+            let acked = u64::from(ack.acked);
+            let aggregation = &mut self.ack_aggregation;
+            aggregation.on_ack(ack.now_ns, acked, ack.round_start, bw_pps, self.cwnd);
         }
     }
 
@@ -297,9 +325,23 @@ impl Bbr {
         }
     }
 
+    /// cwnd's target: `cwnd_gain · BDP`, once the pipe is full with room for the ACK
+    /// aggregation measured, then the send quanta (Linux `bbr_set_cwnd`).
+    fn cwnd_target_pkts(&self) -> f64 {
+        let bdp_pkts = self.bdp_pkts(self.mode.cwnd_gain(self.params.cwnd_gain));
+        let aggregation_pkts = if self.full_pipe.reached() {
+            let bw_pps = self.max_bw.get() / self.mss_bits();
+            self.ack_aggregation
+                .cwnd_pkts(self.params.extra_acked_gain, bw_pps)
+        } else {
+            0.0
+        };
+        self.quantization_budget(bdp_pkts + aggregation_pkts)
+    }
+
     fn grow_toward_target(&self, cwnd: f64, acked: u32, path: &Path) -> f64 {
         let acked = f64::from(acked);
-        let target = self.inflight_pkts(self.mode.cwnd_gain(self.params.cwnd_gain));
+        let target = self.cwnd_target_pkts();
         let cwnd = if self.full_pipe.reached() {
             (cwnd + acked).min(target)
         } else if cwnd < target || (path.delivered as f64) < self.initial_cwnd {
@@ -315,6 +357,7 @@ impl CongestionControl for Bbr {
     /// Linux `bbr_main`, in its order: the model, then the mode, then the outputs.
     fn on_ack(&mut self, ack: &Ack, path: &Path) {
         self.update_bw(ack, path);
+        self.update_ack_aggregation(ack);
         self.update_cycle_phase(ack);
         self.check_full_pipe(ack, path);
         self.check_drain(ack);

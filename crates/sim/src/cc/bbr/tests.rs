@@ -111,6 +111,13 @@ impl Flow {
         f
     }
 
+    /// The same flow with no room kept for ACK aggregation: these tests' ACKs come in bursts
+    /// that the estimates do not predict, and the allowance has its own test.
+    fn without_aggregation(mut self) -> Self {
+        self.bbr.params.extra_acked_gain = 0.0;
+        self
+    }
+
     fn phase(&self) -> usize {
         match self.bbr.mode {
             Mode::ProbeBw(cycle) => cycle.phase(),
@@ -211,7 +218,7 @@ fn app_limited_samples_may_raise_the_estimate_but_never_lower_it() {
 
 #[test]
 fn probe_bw_cwnd_is_twice_the_bdp_plus_quanta() {
-    let mut f = Flow::in_probe_bw(1);
+    let mut f = Flow::in_probe_bw(1).without_aggregation();
     for _ in 0..40 {
         f.send(Ack {
             acked: 10,
@@ -254,7 +261,7 @@ fn the_random_start_phase_comes_from_the_seed() {
 
 #[test]
 fn probe_rtt_comes_after_10_s_without_a_lower_rtt_and_holds_4_packets() {
-    let mut f = Flow::in_probe_bw(1);
+    let mut f = Flow::in_probe_bw(1).without_aggregation();
     f.send(Ack {
         acked: 400,
         ..f.ack(0)
@@ -414,4 +421,29 @@ fn the_bbr_registry_entry_builds_and_paces() {
     let bbr = (ALGORITHM.build)(&Params::new(), &init).unwrap();
     assert!(bbr.owns_recovery());
     assert!(bbr.pacing_rate_bps().is_some_and(|r| r > 0.0));
+}
+
+#[test]
+fn acks_in_a_burst_widen_cwnd_by_what_they_brought_beyond_the_estimate() {
+    // 47 Mb/s is 4.7 packets per ms here. After a pause (the ACKs behind the estimate: a new
+    // epoch), 300 packets are acknowledged within 0.3 ms, when 1 was due: an excess of 300
+    // (Linux `bbr_update_ack_aggregation`), and cwnd's target rises by as much
+    // (`bbr_ack_aggregation_cwnd`, below 100 ms at the estimate: 470).
+    let mut with = Flow::in_probe_bw(1);
+    let mut without = Flow::in_probe_bw(1).without_aggregation();
+    for f in [&mut with, &mut without] {
+        f.send(Ack {
+            rate: Some(rate(47)),
+            ..f.ack(100 * MS)
+        });
+        for _ in 0..30 {
+            f.send(Ack {
+                acked: 10,
+                rate: Some(rate(47)),
+                ..f.ack(10_000)
+            });
+        }
+    }
+    let targets = [with.bbr.cwnd_target_pkts(), without.bbr.cwnd_target_pkts()];
+    assert_eq!(targets[0] - targets[1], 300.0, "{targets:?}");
 }
