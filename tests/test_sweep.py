@@ -16,6 +16,7 @@ import tcpeval
 from helpers import assert_packets_conserved, small_scenario
 from tcpeval.cli import app
 from tcpeval.sweep import expand, load_grid, run_id
+from tcpeval.sweep.rundir import summary_table
 from tcpeval.sweep.tomlwriter import dumps
 
 RATES = ["10Mbps", "20Mbps"]
@@ -90,6 +91,24 @@ def test_run_directory_holds_the_result_and_a_summary_table(swept: Path) -> None
     assert table["wall_seconds"].iloc[0] == summary["backend"]["wall_seconds"]
     assert (table["backend"] == "sim").all()
     assert tomllib.loads((swept / "grid.toml").read_text()) == load_grid(tiny_grid()).as_dict()
+
+
+def test_the_summary_table_repeats_run_values_per_flow_and_types_empty_columns_as_numbers(
+    swept: Path,
+) -> None:
+    summary = json.loads((run_dirs(swept)[0] / "summary.json").read_text())
+    voided = summary | {"backend": summary["backend"] | {"valid": False, "invalid_reason": "x"}}
+
+    table, void = summary_table(summary, "r"), summary_table(voided, "r")
+
+    assert list(table.columns[:2]) == ["run_id", "backend"]
+    assert table.columns[-1] == "wall_seconds"
+    assert len(table) == len(summary["flows"])
+    assert (table["jain_index"] == summary["jain_index"]).all()
+    assert table["invalid_reason"].dtype == "float64"  # no run has one: a column of NaN
+    assert table["completion_s"].dtype == "float64"  # the flows run to the end
+    assert list(void["valid"]) == [False] * len(summary["flows"])
+    assert list(void["invalid_reason"]) == ["x"] * len(summary["flows"])
 
 
 def test_resuming_runs_only_the_missing_and_leaves_the_rest_untouched(

@@ -6,6 +6,7 @@ failed and the rest go on.
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
@@ -153,6 +154,9 @@ def _process_pool(jobs: int) -> ProcessPoolExecutor:
 def _worker_start(sweep: int) -> None:
     exit_with(sweep)
     _ignore_ctrl_c()
+    # What the fork server imported lives as long as the worker: left out of the cyclic
+    # collector's walks, which also keeps them from writing to (copying) the shared pages.
+    gc.freeze()
 
 
 def _ignore_ctrl_c() -> None:

@@ -101,29 +101,29 @@ def summary_table(summary: dict[str, Any], run_id: str) -> pd.DataFrame:
     `invalid_reason`, `bottleneck_*` (when the backend knows the bottleneck), `jain_index`,
     `whole_run_jain_index`, the measurement window (`measure_window`, `measure_start_s`,
     `measure_end_s`), `tcpeval_version`, `scenario_sha256` and `wall_seconds`."""
-    flows = pd.DataFrame(summary["flows"])
     backend = summary["backend"]
-    bottleneck = _prefixed("bottleneck_", summary["bottleneck"])
-    measure = _prefixed("measure_", summary.get("measure"))
-    # Built in one go, run-level values broadcast to every flow's row: a column at a time
-    # took twice as long, in every run of a sweep.
-    columns = {
-        "run_id": run_id,
-        "backend": backend["name"],
-        **{name: flows[name] for name in flows},
+    run = {
         "valid": backend.get("valid", True),
         "invalid_reason": backend.get("invalid_reason"),
-        **bottleneck,
+        **_prefixed("bottleneck_", summary["bottleneck"]),
         "jain_index": summary["jain_index"],
         "whole_run_jain_index": summary.get("whole_run_jain_index"),
-        **measure,
+        **_prefixed("measure_", summary.get("measure")),
         "tcpeval_version": summary.get("tcpeval_version"),
         "scenario_sha256": summary.get("scenario_sha256"),
         "wall_seconds": backend["wall_seconds"],
     }
-    table = pd.DataFrame(columns, index=flows.index)
-    unknown = [name for name in table if table[name].dtype == object and table[name].isna().all()]
-    return table.astype(dict.fromkeys(unknown, "float64"))  # all null (completion_s): a number
+    # A section within a section (the bottleneck's `queue` accounting, in summary.json) is not
+    # one value: null here, as it always was.
+    run = {name: None if isinstance(value, dict) else value for name, value in run.items()}
+    head = {"run_id": run_id, "backend": backend["name"]}
+    # Built from one record per flow, in one go: a DataFrame of the flows with the run's
+    # values broadcast took five times as long, in every run of a sweep.
+    table = pd.DataFrame([head | flow | run for flow in summary["flows"]])
+    for name, dtype in table.dtypes.items():
+        if pd.api.types.is_object_dtype(dtype) and table[name].isna().all():
+            table[name] = table[name].astype("float64")  # all null (completion_s): a number
+    return table
 
 
 def _prefixed(prefix: str, section: dict[str, Any] | None) -> dict[str, Any]:
