@@ -22,20 +22,62 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 /// The segment was retransmitted at some time (Karn: no RTT samples from it).
 const EVER_RETRANS: u8 = 8;
+/// The snapshot's `is_app_limited`, kept among the marks (see [`Segment`]).
+const APP_LIMITED: u8 = 16;
+/// The marks a new transmission of a segment resets.
+const TX_MARKS: u8 = APP_LIMITED;
 
+/// One outstanding segment: the rate snapshot of its latest transmission and its marks.
+/// The snapshot's flag is stored among the marks, so that a record is 40 bytes instead of
+/// 48 (a `TxSnapshot` pads its one bool to 8 bytes): the ring of records is read and
+/// written as ACKs arrive, and with thousands of flows every line of it is a cache miss.
 #[derive(Debug, Clone, Copy)]
 pub struct Segment {
-    pub tx: TxSnapshot,
+    sent_ns: u64,
+    delivered: u64,
+    delivered_time_ns: u64,
+    first_sent_time_ns: u64,
     flags: u8,
 }
 
 impl Segment {
+    fn new(tx: TxSnapshot, marks: u8) -> Self {
+        let app_limited = if tx.is_app_limited { APP_LIMITED } else { 0 };
+        Self {
+            sent_ns: tx.sent_ns,
+            delivered: tx.delivered,
+            delivered_time_ns: tx.delivered_time_ns,
+            first_sent_time_ns: tx.first_sent_time_ns,
+            flags: (marks & !TX_MARKS) | app_limited,
+        }
+    }
+
+    /// The rate snapshot of the segment's latest transmission.
+    pub fn tx(&self) -> TxSnapshot {
+        TxSnapshot {
+            sent_ns: self.sent_ns,
+            delivered: self.delivered,
+            delivered_time_ns: self.delivered_time_ns,
+            first_sent_time_ns: self.first_sent_time_ns,
+            is_app_limited: self.is(APP_LIMITED),
+        }
+    }
+
+    pub fn sent_ns(&self) -> u64 {
+        self.sent_ns
+    }
+
     pub fn ever_retransmitted(&self) -> bool {
         self.flags & EVER_RETRANS != 0
     }
 
     fn is(&self, flag: u8) -> bool {
         self.flags & flag != 0
+    }
+
+    /// Keep only the marks in `kept` (the snapshot's flag stays), then add `added`.
+    fn remark(&mut self, kept: u8, added: u8) {
+        self.flags = (self.flags & (kept | TX_MARKS)) | added;
     }
 }
 
@@ -105,7 +147,7 @@ impl Scoreboard {
 
     /// A new segment `snd_nxt` leaves.
     pub fn on_send_new(&mut self, tx: TxSnapshot) -> u64 {
-        self.segs.push_back(Segment { tx, flags: 0 });
+        self.segs.push_back(Segment::new(tx, 0));
         self.snd_nxt() - 1
     }
 
@@ -114,8 +156,7 @@ impl Scoreboard {
         self.retransmissions.push_back((seq, tx.sent_ns));
         let s = &mut self.segs[(seq - self.snd_una) as usize];
         debug_assert!(s.is(LOST) && !s.is(RETRANS | SACKED));
-        s.flags |= RETRANS | EVER_RETRANS;
-        s.tx = tx;
+        *s = Segment::new(tx, s.flags | RETRANS | EVER_RETRANS);
         self.retrans_out += 1;
     }
 
@@ -203,7 +244,7 @@ impl Scoreboard {
         if s.is(RETRANS) {
             self.retrans_out -= 1;
         }
-        s.flags = (s.flags & EVER_RETRANS) | SACKED;
+        s.remark(EVER_RETRANS, SACKED);
         self.sacked_out += 1;
         delivered(s);
     }
@@ -257,7 +298,7 @@ impl Scoreboard {
     /// left in sequence order, so the scan stops at the first one sent too late to tell.
     /// Returns how many were newly marked.
     pub fn mark_lost_sent_before(&mut self, newest_delivered_sent_ns: u64, reo_wnd_ns: u64) -> u64 {
-        self.mark_lost_while(|_, s| s.tx.sent_ns + reo_wnd_ns < newest_delivered_sent_ns)
+        self.mark_lost_while(|_, s| s.sent_ns + reo_wnd_ns < newest_delivered_sent_ns)
     }
 
     /// The send time of the hole just below the highest SACKed segment, unless it is lost: the
@@ -267,7 +308,7 @@ impl Scoreboard {
         let &(start, _) = self.sacked_ranges.back()?;
         let hole = start.checked_sub(1).filter(|&seq| seq >= self.snd_una)?;
         let s = self.segment(hole);
-        (!s.is(LOST)).then_some(s.tx.sent_ns)
+        (!s.is(LOST)).then_some(s.sent_ns)
     }
 
     /// RACK's reordering timer fired (RFC 8985 §6.3): every hole below the highest SACKed
@@ -276,7 +317,7 @@ impl Scoreboard {
         let Some(&(start, _)) = self.sacked_ranges.back() else {
             return 0;
         };
-        self.mark_lost_while(|seq, s| seq < start && s.tx.sent_ns <= sent_by_ns)
+        self.mark_lost_while(|seq, s| seq < start && s.sent_ns <= sent_by_ns)
     }
 
     /// The highest segment not SACKed: what a tail loss probe resends (RFC 8985 §7.3).
@@ -381,7 +422,7 @@ impl Scoreboard {
     pub fn mark_all_lost(&mut self) {
         self.retransmissions.clear();
         for s in self.segs.iter_mut().filter(|s| !s.is(SACKED)) {
-            s.flags = (s.flags & EVER_RETRANS) | LOST;
+            s.remark(EVER_RETRANS, LOST);
         }
         self.lost_out = self.packets_out() - self.sacked_out;
         self.retrans_out = 0;
@@ -420,7 +461,7 @@ impl Scoreboard {
         while let Some(&(seq, sent_ns)) = self.retransmissions.front() {
             let outstanding = seq >= self.snd_una
                 && self.segment(seq).is(RETRANS)
-                && self.segment(seq).tx.sent_ns == sent_ns;
+                && self.segment(seq).sent_ns == sent_ns;
             if outstanding && sent_ns + reo_wnd_ns >= newest_delivered_sent_ns {
                 break; // this one, and every later one, may still arrive
             }
@@ -712,6 +753,38 @@ mod tests {
         b.ack_cumulative(4, |_| ());
         b.on_reno_ack(4);
         assert_eq!(b.sacked_out(), 0);
+    }
+
+    #[test]
+    fn a_record_gives_back_its_latest_snapshot_whatever_its_marks() {
+        let first = TxSnapshot {
+            sent_ns: 5,
+            delivered: 7,
+            delivered_time_ns: 3,
+            first_sent_time_ns: 2,
+            is_app_limited: true,
+        };
+        let mut b = Scoreboard::default();
+        b.on_send_new(first);
+        b.on_send_new(TxSnapshot::default());
+        b.sack(1, 2, |_| ());
+        b.mark_lost(0);
+        assert_eq!(b.segment(0).tx(), first, "marks leave the snapshot alone");
+        let again = TxSnapshot {
+            sent_ns: 9,
+            is_app_limited: false,
+            ..first
+        };
+        b.on_retransmit(0, again);
+        assert_eq!(b.segment(0).tx(), again);
+        assert!(b.segment(0).ever_retransmitted());
+        let mut delivered = Vec::new();
+        b.ack_cumulative(2, |s| delivered.push(s.tx()));
+        assert_eq!(
+            delivered,
+            [again],
+            "the SACKed segment was delivered before"
+        );
     }
 
     #[test]

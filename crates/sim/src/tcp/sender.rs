@@ -348,12 +348,12 @@ impl Sender {
         let rate = &mut self.rate;
         let mut note = |s: &Segment| {
             d.acked += 1;
-            rate.on_delivered(now_ns, &s.tx);
-            d.newest_sent_ns = d.newest_sent_ns.max(Some(s.tx.sent_ns));
+            rate.on_delivered(now_ns, &s.tx());
+            d.newest_sent_ns = d.newest_sent_ns.max(Some(s.sent_ns()));
             if !s.ever_retransmitted() {
-                d.newest_clean_sent_ns = d.newest_clean_sent_ns.max(Some(s.tx.sent_ns));
-                let oldest = d.oldest_clean_sent_ns.unwrap_or(s.tx.sent_ns);
-                d.oldest_clean_sent_ns = Some(oldest.min(s.tx.sent_ns));
+                d.newest_clean_sent_ns = d.newest_clean_sent_ns.max(Some(s.sent_ns()));
+                let oldest = d.oldest_clean_sent_ns.unwrap_or(s.sent_ns());
+                d.oldest_clean_sent_ns = Some(oldest.min(s.sent_ns()));
             }
         };
         self.board.ack_cumulative(cum_ack, &mut note);
