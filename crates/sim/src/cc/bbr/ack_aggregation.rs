@@ -33,13 +33,13 @@ pub struct AckAggregation {
 
 impl AckAggregation {
     /// An ACK that acknowledged `acked_pkts` and carried a rate sample: measure the excess
-    /// over what `bw_pps` (packets per second) predicts, capped at `cwnd_pkts`.
+    /// over what the bandwidth estimate (`bw_pkts_per_ns`) predicts, capped at `cwnd_pkts`.
     pub fn on_ack(
         &mut self,
         now_ns: u64,
         acked_pkts: u64,
         round_start: bool,
-        bw_pps: f64,
+        bw_pkts_per_ns: f64,
         cwnd_pkts: f64,
     ) {
         if round_start {
@@ -51,7 +51,7 @@ impl AckAggregation {
             }
         }
         let epoch_ns = now_ns.saturating_sub(self.epoch_start_ns) as f64;
-        let mut expected_pkts = (bw_pps * epoch_ns / 1e9).floor() as u64;
+        let mut expected_pkts = (bw_pkts_per_ns * epoch_ns).floor() as u64;
         let behind = self.epoch_acked_pkts <= expected_pkts;
         if behind || self.epoch_acked_pkts + acked_pkts >= EPOCH_RESET_PKTS {
             self.epoch_start_ns = now_ns;
@@ -66,9 +66,9 @@ impl AckAggregation {
 
     /// The room cwnd keeps for aggregation, in packets, times `gain` (Linux
     /// `bbr_extra_acked_gain`, 1).
-    pub fn cwnd_pkts(&self, gain: f64, bw_pps: f64) -> f64 {
+    pub fn cwnd_pkts(&self, gain: f64, bw_pkts_per_ns: f64) -> f64 {
         let largest = self.extra_pkts[0].max(self.extra_pkts[1]) as f64;
-        let cap = (bw_pps * MAX_AGGREGATION_NS / 1e9).floor();
+        let cap = (bw_pkts_per_ns * MAX_AGGREGATION_NS).floor();
         (gain * largest).floor().min(cap)
     }
 }
@@ -78,15 +78,18 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
+    /// 1,000 packets per second.
+    const KPPS: f64 = 1e-6;
+    const TEN_KPPS: f64 = 1e-5;
 
     #[test]
     fn acks_at_the_estimated_rate_show_no_aggregation() {
         // 1,000 packets per second, two acknowledged every 2 ms: exactly the estimate.
         let mut agg = AckAggregation::default();
         for i in 1..=500 {
-            agg.on_ack(i * 2 * MS, 2, i % 50 == 0, 1000.0, 100.0);
+            agg.on_ack(i * 2 * MS, 2, i % 50 == 0, KPPS, 100.0);
         }
-        assert!(agg.cwnd_pkts(1.0, 1000.0) <= 2.0, "at most the ACK in hand");
+        assert!(agg.cwnd_pkts(1.0, KPPS) <= 2.0, "at most the ACK in hand");
     }
 
     #[test]
@@ -95,43 +98,39 @@ mod tests {
         // the ACKs were behind the estimate, so the burst's first ACK starts an epoch, and
         // all 40 are excess (none was due within the millisecond).
         let mut agg = AckAggregation::default();
-        agg.on_ack(100 * MS, 1, false, 1000.0, 1000.0);
+        agg.on_ack(100 * MS, 1, false, KPPS, 1000.0);
         for i in 0..40 {
-            agg.on_ack(120 * MS + i * 25_000, 1, false, 1000.0, 1000.0);
+            agg.on_ack(120 * MS + i * 25_000, 1, false, KPPS, 1000.0);
         }
-        assert_eq!(agg.cwnd_pkts(1.0, 1000.0), 40.0);
-        assert_eq!(agg.cwnd_pkts(0.0, 1000.0), 0.0, "gain 0 turns it off");
+        assert_eq!(agg.cwnd_pkts(1.0, KPPS), 40.0);
+        assert_eq!(agg.cwnd_pkts(0.0, KPPS), 0.0, "gain 0 turns it off");
     }
 
     #[test]
     fn the_excess_is_capped_at_the_window_and_at_100_ms_of_the_estimate() {
         let mut agg = AckAggregation::default();
-        agg.on_ack(MS, 1, false, 1000.0, 1000.0);
-        agg.on_ack(2 * MS, 500, false, 1000.0, 300.0);
-        assert_eq!(agg.cwnd_pkts(1.0, 10_000.0), 300.0, "cwnd");
-        assert_eq!(
-            agg.cwnd_pkts(1.0, 1000.0),
-            100.0,
-            "100 ms at 1,000 packets/s"
-        );
+        agg.on_ack(MS, 1, false, KPPS, 1000.0);
+        agg.on_ack(2 * MS, 500, false, KPPS, 300.0);
+        assert_eq!(agg.cwnd_pkts(1.0, TEN_KPPS), 300.0, "cwnd");
+        assert_eq!(agg.cwnd_pkts(1.0, KPPS), 100.0, "100 ms at 1,000 packets/s");
     }
 
     #[test]
     fn an_excess_is_forgotten_after_two_windows_of_five_rounds() {
         let mut agg = AckAggregation::default();
-        agg.on_ack(MS, 1, false, 1000.0, 1000.0);
-        agg.on_ack(2 * MS, 30, false, 1000.0, 1000.0);
-        assert_eq!(agg.cwnd_pkts(1.0, 1000.0), 30.0);
+        agg.on_ack(MS, 1, false, KPPS, 1000.0);
+        agg.on_ack(2 * MS, 30, false, KPPS, 1000.0);
+        assert_eq!(agg.cwnd_pkts(1.0, KPPS), 30.0);
         // A pause lets the estimate catch up (a new epoch); then ACKs at the estimated rate,
         // one round every 10 ms. The burst's window lasts 5 rounds, the next 5 more.
-        agg.on_ack(100 * MS, 1, false, 1000.0, 1000.0);
+        agg.on_ack(100 * MS, 1, false, KPPS, 1000.0);
         let mut now_ns = 100 * MS;
         let mut rounds = 0;
-        while agg.cwnd_pkts(1.0, 1000.0) > 2.0 {
+        while agg.cwnd_pkts(1.0, KPPS) > 2.0 {
             now_ns += MS;
             let round_start = now_ns % (10 * MS) == 0;
             rounds += u32::from(round_start);
-            agg.on_ack(now_ns, 1, round_start, 1000.0, 1000.0);
+            agg.on_ack(now_ns, 1, round_start, KPPS, 1000.0);
         }
         assert_eq!(rounds, 2 * WINDOW_ROUNDS);
     }

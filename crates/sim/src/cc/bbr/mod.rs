@@ -92,6 +92,8 @@ impl BbrParams {
 #[derive(Debug, Clone, Copy, Default)]
 struct Bdp {
     max_bw_bps: f64,
+    /// The same bandwidth in packets per nanosecond, as the ACK-aggregation estimate reads it.
+    bw_pkts_per_ns: f64,
     min_rtt_ns: Option<u64>,
     /// `None` until there is an RTT sample.
     pkts: Option<f64>,
@@ -178,6 +180,7 @@ impl Bbr {
                 .map(|rtt_ns| max_bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / self.mss_bits());
             self.bdp = Bdp {
                 max_bw_bps,
+                bw_pkts_per_ns: max_bw_bps / self.mss_bits() / NS_PER_SEC as f64,
                 min_rtt_ns,
                 pkts,
             };
@@ -225,10 +228,9 @@ impl Bbr {
             return;
         }
         if ack.rate.is_some_and(|r| r.interval_ns > 0) {
-            let bw_pps = self.max_bw.get() / self.mss_bits();
-            let acked = u64::from(ack.acked);
+            let (acked, bw) = (u64::from(ack.acked), self.bdp.bw_pkts_per_ns);
             let aggregation = &mut self.ack_aggregation;
-            aggregation.on_ack(ack.now_ns, acked, ack.round_start, bw_pps, self.cwnd);
+            aggregation.on_ack(ack.now_ns, acked, ack.round_start, bw, self.cwnd);
         }
     }
 
@@ -329,10 +331,10 @@ impl Bbr {
     /// aggregation measured, then the send quanta (Linux `bbr_set_cwnd`).
     fn cwnd_target_pkts(&self) -> f64 {
         let bdp_pkts = self.bdp_pkts(self.mode.cwnd_gain(self.params.cwnd_gain));
-        let aggregation_pkts = if self.full_pipe.reached() {
-            let bw_pps = self.max_bw.get() / self.mss_bits();
-            self.ack_aggregation
-                .cwnd_pkts(self.params.extra_acked_gain, bw_pps)
+        let gain = self.params.extra_acked_gain;
+        let aggregation_pkts = if self.full_pipe.reached() && gain > 0.0 {
+            let bw = self.bdp.bw_pkts_per_ns;
+            self.ack_aggregation.cwnd_pkts(gain, bw)
         } else {
             0.0
         };
