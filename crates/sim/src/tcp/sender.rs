@@ -307,8 +307,10 @@ impl Sender {
                 newly_lost: lost > 0,
             });
         }
-        if progressed && !reordering_timer {
-            self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
+        if progressed {
+            if !reordering_timer {
+                self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
+            }
             if self.app.end_segment() == Some(cum_ack) {
                 self.stats.all_acked_ns = Some(now_ns);
             }
