@@ -441,18 +441,19 @@ impl Sender {
             && self.cfg.recovery.loss_detection == LossDetection::Rack
             && self.ca_state == CaState::Disorder
             && reo_wnd_ns > 0;
+        if !applies {
+            return false; // before the scoreboard is read: this runs on most ACKs
+        }
         let suspect_sent_ns = self
             .board
             .newest_hole_sent_ns()
             .filter(|&sent_ns| sent_ns <= self.rack_sent_ns);
-        match suspect_sent_ns {
-            Some(sent_ns) if applies => {
-                self.rto_slot = RtoSlot::Reordering;
-                self.set_timer(sent_ns + self.rack_rtt_ns + reo_wnd_ns + REORDERING_TIMER_SLACK_NS);
-                true
-            }
-            _ => false,
-        }
+        let Some(sent_ns) = suspect_sent_ns else {
+            return false;
+        };
+        self.rto_slot = RtoSlot::Reordering;
+        self.set_timer(sent_ns + self.rack_rtt_ns + reo_wnd_ns + REORDERING_TIMER_SLACK_NS);
+        true
     }
 
     /// RFC 8985 §6.3: the reordering timer fired with no ACK since. The suspects whose time is
