@@ -107,13 +107,15 @@ def rows(seconds: float, long_seconds: float) -> list[Row]:
 
 def lab_rows(seconds: float) -> list[Row]:
     """The cases the lab runs, with the kernel's figure where it measured this duration."""
-    made = short_lab_rows(seconds) + long_lab_rows()
-    return [
-        replace(row, kernel=KERNEL_FIGURES.get((row.name, row.unit)))
-        if seconds == KERNEL_SECONDS or row.name.endswith("300s")
-        else row
-        for row in made
-    ]
+    short = short_lab_rows(seconds)
+    if seconds == KERNEL_SECONDS:
+        short = with_kernel(short)
+    return short + with_kernel(long_lab_rows())
+
+
+def with_kernel(made: list[Row]) -> list[Row]:
+    """The rows with the kernel's recorded figure, where it has one."""
+    return [replace(row, kernel=KERNEL_FIGURES.get((row.name, row.unit))) for row in made]
 
 
 def short_lab_rows(seconds: float) -> list[Row]:
