@@ -4,6 +4,7 @@
 //! Gilbert–Elliott) see only sizes, backlogs and the time the caller passes in, so the
 //! simulator runs them in simulated time and the lab's emulator in real time: one
 //! implementation, judged in both worlds.
+
 pub mod loss;
 pub mod policer;
 pub mod queue;
