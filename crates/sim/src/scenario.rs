@@ -47,7 +47,7 @@ pub struct Scenario {
 }
 
 /// A link, declared once and crossed by the routes that name it. Its reverse direction has
-/// the same rate, delay and queue, and its own loss.
+/// the same rate, delay and queue, its own loss, and no policer.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
@@ -59,6 +59,17 @@ pub struct LinkSpec {
     pub aqm: AqmSpec,
     pub loss: LossSpec,
     pub reverse_loss: LossSpec,
+    /// A token bucket at the link's entry, forward direction only.
+    #[serde(default)]
+    pub policer: Option<PolicerSpec>,
+}
+
+/// A token-bucket policer: packets beyond `rate_bps` and a burst of `burst_bytes` are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicerSpec {
+    pub rate_bps: u64,
+    pub burst_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

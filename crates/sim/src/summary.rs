@@ -47,6 +47,8 @@ pub struct LinkSummary {
     pub induced_drops: u64,
     /// Dropped by the AQM: RED at arrival, CoDel at departure.
     pub aqm_drops: u64,
+    /// Dropped by the link's policer (above its rate and burst).
+    pub policer_drops: u64,
     pub mean_queue_pkts: f64,
     /// The buffer in packets (a byte limit in packets of the largest flow's size).
     pub capacity_pkts: u64,
@@ -146,6 +148,7 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
         random_drops: c.random_drops,
         induced_drops: c.induced_drops,
         aqm_drops: c.aqm_drops,
+        policer_drops: c.policer_drops,
         mean_queue_pkts: c.backlog_ns as f64 / end_ns as f64,
         capacity_pkts,
         tx_bytes,

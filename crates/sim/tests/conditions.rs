@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use tcpeval_sim::net::topology;
 use tcpeval_sim::packet::Kind;
-use tcpeval_sim::scenario::{AqmSpec, Exchange, LossSpec, SourceSpec};
+use tcpeval_sim::scenario::{AqmSpec, Exchange, LossSpec, PolicerSpec, Scenario, SourceSpec};
 
 const GBPS: u64 = 1000 * MBPS;
 
@@ -59,6 +59,52 @@ fn gilbert_elliott_loss_averages_p_over_p_plus_r_of_the_bad_state_loss() {
     let expected = 0.01 / (0.01 + 0.2) * 0.5;
     println!("Gilbert-Elliott loss {measured:.4}, expected {expected:.4}");
     assert!((measured / expected - 1.0).abs() < 0.1);
+}
+
+/// A 100 Mb/s link policed at 20 Mb/s with a 64 KB bucket, 40 ms RTT, 30 s.
+fn policed(flows: Vec<tcpeval_sim::scenario::Flow>) -> Scenario {
+    let mut s = scenario(100 * MBPS, bdp_pkts(100 * MBPS, 40), 30, flows);
+    s.links[0].policer = Some(PolicerSpec {
+        rate_bps: 20 * MBPS,
+        burst_bytes: 64_000,
+    });
+    s
+}
+
+#[test]
+fn a_cbr_source_above_the_policer_rate_gets_the_policer_rate() {
+    // 50 Mb/s offered: the policer passes its rate plus one bucket, the queue drops nothing.
+    let mut s = policed(vec![]);
+    s.sources = vec![cbr(50 * MBPS, "bottleneck")];
+    let out = run_checked(&s);
+    let (src, link) = (&out.summary.sources[0], &out.summary.bottleneck);
+    println!("cbr {:.3} Mb/s, {link:?}", src.goodput_mbps);
+    let expected_mbps = 20.0 + 64_000.0 * 8.0 / 30.0 / 1e6;
+    assert!(
+        (src.goodput_mbps / expected_mbps - 1.0).abs() < 0.001,
+        "{src:?}"
+    );
+    assert_eq!(link.policer_drops, src.packets_dropped);
+    assert_eq!((link.queue_drops, link.drops), (0, link.policer_drops));
+}
+
+#[test]
+fn a_reno_flow_stays_below_the_policer_rate_and_runs_alike_twice() {
+    let s = policed(vec![flow("reno", 40)]);
+    let out = run_checked(&s);
+    let (reno, link) = (&out.summary.flows[0], &out.summary.bottleneck);
+    println!(
+        "reno {:.2} Mb/s, {} retransmits, {link:?}",
+        reno.goodput_mbps, reno.retransmits
+    );
+    // Each loss halves the window, so the flow spends time below the rate: it never reaches
+    // the payload share of 20 Mb/s, and the queue, 5x faster, never fills.
+    assert!(reno.goodput_mbps < payload_mbps(20.0), "{reno:?}");
+    assert!(reno.goodput_mbps > 0.5 * payload_mbps(20.0), "{reno:?}");
+    assert!(link.policer_drops > 0 && link.queue_drops == 0, "{link:?}");
+    let again = run_checked(&s);
+    assert_eq!(again.summary.flows, out.summary.flows);
+    assert_eq!(again.summary.links, out.summary.links);
 }
 
 /// RED keeps an aggregate's average queue between its thresholds, where drop-tail would fill

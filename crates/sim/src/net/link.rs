@@ -1,4 +1,6 @@
 //! A link: a queue in front of a transmitter of fixed rate, then a propagation delay.
+//! At its entry, random loss and then, if the link has one, a token-bucket policer (an ISP's
+//! rate limit: it drops what exceeds its rate before the queue sees it).
 //!
 //! Because a FIFO link with a fixed delay delivers in order, its packets in flight live in one
 //! `VecDeque` and only the head needs an event. For drop-tail and RED, which decide as a packet
@@ -12,6 +14,7 @@
 use std::collections::VecDeque;
 
 use crate::net::loss::LossModel;
+use crate::net::policer::Policer;
 use crate::net::queue::{Aqm, Limit};
 use crate::packet::Packet;
 use crate::time::tx_time_ns;
@@ -25,6 +28,8 @@ pub enum Drop {
     Random,
     /// The AQM (RED) chose it at arrival.
     Aqm,
+    /// The policer found it above its rate.
+    Policer,
 }
 
 /// What happened to a packet offered to a link.
@@ -58,6 +63,8 @@ pub struct LinkCounters {
     pub random_drops: u64,
     /// Drops chosen by the AQM: RED at arrival, CoDel at dequeue.
     pub aqm_drops: u64,
+    /// Drops of packets that exceeded the policer's rate and burst.
+    pub policer_drops: u64,
     /// Drops chosen by the scenario (`drop_at`), counted here because they happen here.
     pub induced_drops: u64,
     /// Sum over accepted packets of the time each spent queued or in transmission (ns);
@@ -76,6 +83,7 @@ pub struct Link {
     limit: Option<Limit>,
     aqm: Aqm<Packet>,
     loss: LossModel,
+    policer: Option<Policer>,
     /// Packets in the queue or on the wire, with the time each reaches the far end (for CoDel,
     /// only those whose transmission ended).
     in_flight: VecDeque<(u64, Packet)>,
@@ -128,6 +136,7 @@ impl Link {
             limit,
             aqm,
             loss,
+            policer: None,
             in_flight: VecDeque::new(),
             transmitted: 0,
             queued_pkts: 0,
@@ -138,6 +147,12 @@ impl Link {
             aqm_dropped_bytes: 0,
             counters: LinkCounters::default(),
         }
+    }
+
+    /// The link with `policer` at its entry, after random loss and before the queue.
+    pub fn with_policer(mut self, policer: Policer) -> Self {
+        self.policer = Some(policer);
+        self
     }
 
     pub fn aqm(&self) -> &Aqm<Packet> {
@@ -154,6 +169,12 @@ impl Link {
         if self.loss.drop_next() {
             self.counters.random_drops += 1;
             return Offer::Dropped(Drop::Random);
+        }
+        if let Some(policer) = &mut self.policer {
+            if !policer.conforms(now_ns, pkt.size_bytes) {
+                self.counters.policer_drops += 1;
+                return Offer::Dropped(Drop::Policer);
+            }
         }
         let (Some(rate_bps), Some(limit)) = (self.rate_bps, self.limit) else {
             self.transmitted += 1; // nothing to wait for: straight onto the wire
@@ -341,7 +362,7 @@ impl Link {
 
     pub fn drops(&self) -> u64 {
         let c = &self.counters;
-        c.queue_drops + c.random_drops + c.aqm_drops + c.induced_drops
+        c.queue_drops + c.random_drops + c.aqm_drops + c.policer_drops + c.induced_drops
     }
 }
 
@@ -402,6 +423,23 @@ mod tests {
         l.offer(0, Packet::data(0, 1, 1500));
         // First packet is in the system 12 µs, the second 24 µs: over 24 µs the mean is 1.5.
         assert_eq!(l.counters.backlog_ns, 36_000);
+    }
+
+    #[test]
+    fn the_policer_drops_before_the_queue_and_counts_apart() {
+        // A 3000-byte bucket at 12 Mb/s (1500 B per ms) in front of a 1 Gb/s link.
+        let mut l = link(10).with_policer(Policer::new(12_000_000, 3000));
+        let offers: Vec<Offer> = (0..3)
+            .map(|i| l.offer(0, Packet::data(0, i, 1500)))
+            .collect();
+        assert_eq!(offers[2], Offer::Dropped(Drop::Policer));
+        // A millisecond refills one packet's credit; the queue had room all along.
+        assert_eq!(
+            l.offer(1_000_000, Packet::data(0, 3, 1500)),
+            Offer::Accepted
+        );
+        assert_eq!((l.counters.policer_drops, l.counters.queue_drops), (1, 0));
+        assert_eq!(l.drops(), 1);
     }
 
     #[test]

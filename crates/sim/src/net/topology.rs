@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use crate::engine::LinkId;
 use crate::net::link::Link;
 use crate::net::loss::LossModel;
+use crate::net::policer::Policer;
 use crate::net::queue::{Aqm, Limit, RedParams};
 use crate::net::routes::Routes;
 use crate::packet::Packet;
@@ -101,14 +102,18 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
     };
     let seed = s.seed ^ LOSS_STREAM ^ ((2 * i as u64 + u64::from(reverse)) << 32);
     let aqm = aqm(&spec.aqm, seed ^ AQM_STREAM);
-    Link::bottleneck(
+    let link = Link::bottleneck(
         &name,
         spec.rate_bps,
         spec.delay_ns,
         limit,
         aqm,
         loss_model(loss, seed),
-    )
+    );
+    match spec.policer {
+        Some(p) if !reverse => link.with_policer(Policer::new(p.rate_bps, p.burst_bytes)),
+        _ => link,
+    }
 }
 
 fn aqm(spec: &AqmSpec, seed: u64) -> Aqm<Packet> {

@@ -87,6 +87,7 @@ pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
         aqm: AqmSpec::Droptail,
         loss: LossSpec::None,
         reverse_loss: LossSpec::None,
+        policer: None,
     }
 }
 
