@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use tcpeval_netem::loss::LossModel;
+use tcpeval_netem::policer::Policer;
 use tcpeval_netem::queue::{Aqm, Limit, RedParams};
 use tcpeval_netem::Frame;
 
@@ -45,7 +46,17 @@ pub struct DirectionConfig {
     pub limit: LimitConfig,
     pub aqm: AqmConfig,
     pub loss: LossConfig,
+    /// A token bucket in front of the queue (after random loss); `None`: no policer.
+    #[serde(default)]
+    pub policer: Option<PolicerConfig>,
     pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicerConfig {
+    pub rate_bps: u64,
+    pub burst_bytes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -207,6 +218,10 @@ impl DirectionConfig {
             LimitConfig::Packets(n) => positive(&format!("{dir}.limit.packets"), n)?,
             LimitConfig::Bytes(n) => positive(&format!("{dir}.limit.bytes"), n)?,
         }
+        if let Some(p) = self.policer {
+            positive(&format!("{dir}.policer.rate_bps"), p.rate_bps)?;
+            positive(&format!("{dir}.policer.burst_bytes"), p.burst_bytes)?;
+        }
         self.validate_aqm(dir)?;
         self.validate_loss(dir)
     }
@@ -286,6 +301,11 @@ impl DirectionConfig {
         }
     }
 
+    pub fn policer(&self) -> Option<Policer> {
+        self.policer
+            .map(|p| Policer::new(p.rate_bps, p.burst_bytes))
+    }
+
     pub fn loss(&self) -> LossModel {
         match self.loss {
             LossConfig::None => LossModel::none(),
@@ -335,7 +355,8 @@ pub mod tests {
         "left": "tl1a2el", "right": "tl1a2er", "cpu": 1,
         "max_duration_ns": 130000000000, "sample_interval_ns": 10000000, "mtu_bytes": 1500,
         "forward": {"rate_bps": 100000000, "limit": {"packets": 100}, "aqm": "droptail",
-                    "loss": {"bernoulli": {"p": 0.001}}, "seed": 1},
+                    "loss": {"bernoulli": {"p": 0.001}},
+                    "policer": {"rate_bps": 20000000, "burst_bytes": 64000}, "seed": 1},
         "reverse": {"rate_bps": null, "limit": {"bytes": 150000},
                     "aqm": {"codel": {"target_ns": 5000000, "interval_ns": 100000000}},
                     "loss": {"gilbert_elliott": {"p": 0.01, "r": 0.3, "loss_good": 0.0, "loss_bad": 0.5}},
@@ -356,6 +377,8 @@ pub mod tests {
         assert_eq!(c.reverse.limit(), Limit::Bytes(150_000));
         assert_eq!(c.endpoints[0].ip, Ipv4Addr::new(10, 201, 1, 1));
         assert_eq!(c.max_delay_ns(true), 30_000_000);
+        assert_eq!(c.forward.policer().map(|p| p.rate_bps()), Some(20_000_000));
+        assert_eq!(c.reverse.policer, None);
     }
 
     #[test]
@@ -400,6 +423,11 @@ pub mod tests {
                 r#""target_ns": 5000000"#,
                 r#""target_ns": 0"#,
                 "reverse.aqm.codel.target_ns: '0'",
+            ),
+            (
+                r#""burst_bytes": 64000"#,
+                r#""burst_bytes": 0"#,
+                "forward.policer.burst_bytes: '0'",
             ),
             (
                 r#""mtu_bytes": 1500"#,

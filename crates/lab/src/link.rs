@@ -2,8 +2,8 @@
 //! frame's fate and when it may leave. The I/O loop feeds it kernel receive timestamps and the
 //! tests a simulated clock.
 //!
-//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → RED and the
-//! hard limit at arrival → a FIFO served at `rate_bps` (a packet starts at max(its arrival,
+//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → the
+//! token-bucket policer, if any → RED and the hard limit at arrival → a FIFO served at `rate_bps` (a packet starts at max(its arrival,
 //! the previous departure); CoDel decides as a packet leaves the queue) → the propagation
 //! delay of the packet's endpoint. For drop-tail and RED the departure is known at arrival
 //! (the analytic FIFO), so the packet goes straight into its delay line; CoDel keeps an
@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 
 use tcpeval_netem::loss::LossModel;
+use tcpeval_netem::policer::Policer;
 use tcpeval_netem::queue::{Aqm, Limit};
 use tcpeval_netem::Frame;
 
@@ -40,6 +41,7 @@ impl Frame for Pkt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drop {
     Random,
+    Policer,
     Queue,
     Aqm,
 }
@@ -70,6 +72,7 @@ pub struct Link {
     limit: Limit,
     aqm: Aqm<Pkt>,
     loss: LossModel,
+    policer: Option<Policer>,
     /// The latest time processed; an arrival stamped earlier (read late) is moved up to it so
     /// virtual time never runs backwards.
     clock_ns: u64,
@@ -100,6 +103,7 @@ impl Link {
             limit: config.limit(),
             aqm: config.aqm(),
             loss: config.loss(),
+            policer: config.policer(),
             clock_ns: 0,
             busy_until_ns: 0,
             transmitted_any: false,
@@ -126,6 +130,12 @@ impl Link {
         if self.loss.drop_next() {
             c.random_drops += 1;
             return Offer::Dropped(Drop::Random);
+        }
+        if let Some(policer) = &mut self.policer {
+            if !policer.conforms(now_ns, pkt.size_bytes) {
+                c.policer_drops += 1;
+                return Offer::Dropped(Drop::Policer);
+            }
         }
         let Some(rate_bps) = self.rate_bps else {
             self.depart(pkt, now_ns, false); // no bottleneck: straight into the delay line

@@ -14,6 +14,8 @@ pub struct Counters {
     pub arrived_pkts: u64,
     pub arrived_bytes: u64,
     pub random_drops: u64,
+    /// Above the policer's rate and burst.
+    pub policer_drops: u64,
     pub queue_drops: u64,
     pub aqm_drops: u64,
     pub sent_pkts: u64,
@@ -40,6 +42,7 @@ impl Counters {
     /// Drops of every cause, the emulator's own included.
     pub fn drops(&self) -> u64 {
         self.random_drops
+            + self.policer_drops
             + self.queue_drops
             + self.aqm_drops
             + self.ring_drops

@@ -1,7 +1,9 @@
 //! The sans-IO link over packet traces with a simulated clock.
 
 use super::*;
-use crate::config::{AqmConfig, BernoulliConfig, CodelConfig, LimitConfig, LossConfig, RedConfig};
+use crate::config::{
+    AqmConfig, BernoulliConfig, CodelConfig, LimitConfig, LossConfig, PolicerConfig, RedConfig,
+};
 
 const MS: u64 = 1_000_000;
 const RATE_BPS: u64 = 100_000_000;
@@ -14,6 +16,7 @@ fn direction(limit: LimitConfig, aqm: AqmConfig, loss: LossConfig) -> DirectionC
         limit,
         aqm,
         loss,
+        policer: None,
         seed: 1,
     }
 }
@@ -174,6 +177,35 @@ fn bernoulli_loss_rate_is_within_its_binomial_99_percent_interval() {
     assert!((1886..=2114).contains(&drops), "{drops}");
     assert_eq!(run.sent.len() as u64 + drops, n);
     assert!(run.dropped.iter().all(|&(_, d)| d == Drop::Random));
+}
+
+#[test]
+fn the_policer_holds_an_overload_to_its_rate_before_the_queue() {
+    // 50 Mb/s offered to a 100 Mb/s link policed at 20 Mb/s with a 15 KB bucket, for 2 s:
+    // what leaves is the bucket plus 20 Mb/s, to within a packet; the queue never fills.
+    let policer = PolicerConfig {
+        rate_bps: 20_000_000,
+        burst_bytes: 15_000,
+    };
+    let cfg = DirectionConfig {
+        policer: Some(policer),
+        ..droptail(100)
+    };
+    let mut link = Link::new(&cfg, &[MS], 10_000);
+    let trace = overload(8_333, 240_000, 1); // a 1500-byte frame every 240 µs
+    let run = drive(&mut link, &trace, |_| 0);
+    let c = link.stats.counters;
+    let sent_bytes = 1500 * run.sent.len() as u64;
+    let allowed_bytes = 15_000 + 20_000_000 / 8 * 8_332 * 240_000 / 1_000_000_000;
+    assert!(
+        allowed_bytes - sent_bytes < 1500,
+        "{sent_bytes} vs {allowed_bytes}"
+    );
+    assert_eq!(
+        (c.queue_drops, c.policer_drops),
+        (0, 8_333 - run.sent.len() as u64)
+    );
+    assert!(run.dropped.iter().all(|&(_, d)| d == Drop::Policer));
 }
 
 /// Offer each arrival and check the hard limit acted exactly at the limit.
