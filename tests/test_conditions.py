@@ -143,6 +143,32 @@ def test_loss_forms_on_data_and_ack_paths(loss: object, resolved: dict[str, Any]
     assert (link["loss"], link["reverse_loss"]) == (resolved, resolved)
 
 
+@pytest.mark.parametrize(
+    ("policer", "resolved"),
+    [
+        (None, None),
+        ({"rate": "4Mbps", "burst": "64KB"}, {"rate_bps": 4_000_000, "burst_bytes": 64_000}),
+        # 10 ms at 8 Mb/s is 10 KB, below 10 packets of 1500 bytes: the floor holds.
+        ({"rate": "8Mbps"}, {"rate_bps": 8_000_000, "burst_bytes": 15_000}),
+        ({"rate": "10Mbps"}, {"rate_bps": 10_000_000, "burst_bytes": 15_000}),
+    ],
+)
+def test_policer_forms_and_burst_default(policer: object, resolved: object) -> None:
+    data = small_scenario()  # a 10 Mb/s bottleneck
+    if policer is not None:
+        data["bottleneck"]["policer"] = policer
+    assert _resolve(data)["links"][0]["policer"] == resolved
+
+
+def test_the_burst_default_is_ten_ms_at_the_policed_rate_and_described() -> None:
+    data = small_scenario()
+    data["bottleneck"] |= {"rate": "1Gbps", "policer": {"rate": "200Mbps"}}
+    scenario = parse_scenario(data)
+    assert resolve(scenario)["links"][0]["policer"]["burst_bytes"] == 250_000
+    described = describe(scenario)["bottleneck"]["policer"]
+    assert described == {"rate": "200Mbps", "burst": None, "burst_bytes": 250_000}
+
+
 # Flows
 
 
@@ -463,6 +489,34 @@ BAD = [
         "bottleneck.loss",
         {"model": "bursty"},
         "gilbert_elliott",
+    ),
+    (
+        "policer above the link",
+        lambda d: d["bottleneck"].update(policer={"rate": "11Mbps"}),
+        "bottleneck.policer.rate",
+        "11Mbps",
+        "above the link's rate (10Mbps)",
+    ),
+    (
+        "policer burst below a packet",
+        lambda d: d["bottleneck"].update(policer={"rate": "5Mbps", "burst": "1KB"}),
+        "bottleneck.policer.burst",
+        "1KB",
+        "smaller than one packet (1500 B",
+    ),
+    (
+        "policer zero burst",
+        lambda d: d["bottleneck"].update(policer={"rate": "5Mbps", "burst": "0B"}),
+        "bottleneck.policer.burst",
+        "0B",
+        "positive size",
+    ),
+    (
+        "policer without rate",
+        lambda d: d["bottleneck"].update(policer={"burst": "64KB"}),
+        "bottleneck.policer.rate",
+        None,
+        "required",
     ),
     (
         "ge r",

@@ -16,6 +16,7 @@ def direction(**changes: object) -> dict:
         "random_drops": 0,
         "queue_drops": 40,
         "aqm_drops": 0,
+        "policer_drops": 0,
         "ring_drops": 0,
         "tx_errors": 0,
         "pool_drops": 0,

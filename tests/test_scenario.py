@@ -76,6 +76,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "aqm": {"name": "droptail"},
                 "loss": {"model": "none"},
                 "reverse_loss": {"model": "none"},
+                "policer": None,
             }
         ],
         "flows": [
@@ -205,6 +206,7 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
         "aqm": {"name": "droptail"},
         "loss": 0.0,
         "ack_loss": 0.0,
+        "policer": None,
         "queue_counts": "bytes",  # made explicit: a %bdp queue counts bytes unless told
         "queue_pkts": None,
         "queue_bytes": 12_000,

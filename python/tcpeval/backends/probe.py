@@ -33,6 +33,7 @@ REFUSED = {
     "bottleneck.aqm": f"the AQM is emulated; {EMULATED}",
     "bottleneck.loss": f"loss is emulated; {EMULATED}",
     "bottleneck.ack_loss": f"loss is emulated; {EMULATED}",
+    "bottleneck.policer": f"the policer is emulated; {EMULATED}",
     "bottleneck.delay": f"delay is emulated; {EMULATED}",
     "cbr": "no background traffic on a real path (use `tcpeval probe udp`)",
     "onoff": "no background traffic on a real path",

@@ -115,8 +115,14 @@ def own_drops(stats: dict[str, Any], kernel_drops: dict[str, int]) -> Check:
     return Check("emulator and kernel drops outside the bottleneck", not found, found or 0, 0, "0")
 
 
+def bottleneck_drops(direction: dict[str, Any]) -> int:
+    """The drops the scenario asked for: loss, policer, queue and AQM (not the emulator's own)."""
+    causes = ("random_drops", "policer_drops", "queue_drops", "aqm_drops")
+    return sum(direction[cause] for cause in causes)
+
+
 def retransmits(forward: dict[str, Any], retransmitted: int) -> Check:
-    drops = forward["random_drops"] + forward["queue_drops"] + forward["aqm_drops"]
+    drops = bottleneck_drops(forward)
     slack = max(RETRANSMIT_SLACK[0], RETRANSMIT_SLACK[1] * drops)
     ok = abs(retransmitted - drops) <= slack
     return Check("retransmissions vs forward drops", ok, retransmitted, drops, f"±{slack:.0f}")

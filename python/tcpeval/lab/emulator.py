@@ -1,8 +1,9 @@
 """The link emulator (`tcpeval-lab emulate`, crates/lab): its configuration, made from the
 resolved scenario, and the process that relays the traffic between the two halves of the lab.
 
-The bottleneck is the scenario's link 0: rate, queue, AQM and loss, applied by the same
-queue and loss code the simulator runs (crates/netem). Each host's base RTT is split evenly
+The bottleneck is the scenario's link 0: rate, queue, AQM, loss and policer, applied by the
+same code the simulator runs (crates/netem); the policer, as in the simulator, polices the
+forward direction only. Each host's base RTT is split evenly
 between the two directions as a per-host delay. A reverse direction with its own rate and
 queue exists, as in the simulator, only where reverse data or reverse loss needs it; otherwise
 the return path is a delay line.
@@ -51,6 +52,7 @@ def config(
     )
     aqm = _variant(link["aqm"], "name", "droptail")
     forward = _direction(link["rate_bps"], limit, aqm, link["loss"], 1)
+    forward["policer"] = link["policer"]
     reverse = _direction(
         link["rate_bps"] if reverse_queue else None, limit, "droptail", link["reverse_loss"], 2
     )

@@ -393,10 +393,11 @@ class LabRun:
         return {
             "name": name,
             "utilization": tx_bytes * 8 / (rate_bps * self.duration_ns / 1e9),
-            "drops": direction["queue_drops"] + direction["aqm_drops"] + direction["random_drops"],
+            "drops": checks.bottleneck_drops(direction),
             "queue_drops": direction["queue_drops"],
             "random_drops": direction["random_drops"],
             "aqm_drops": direction["aqm_drops"],
+            "policer_drops": direction["policer_drops"],
             "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
             "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
             "tx_bytes": tx_bytes,

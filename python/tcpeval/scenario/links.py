@@ -22,6 +22,7 @@ from tcpeval.scenario.fields import (
     PositiveTime,
     Probability,
     RateField,
+    SizeField,
     Strict,
     UnitInterval,
 )
@@ -30,6 +31,11 @@ from tcpeval.units import Buffer, Duration, parse_buffer, parse_duration
 
 RED_MIN_TH_SHARE = 0.25
 RED_MAX_TH_SHARE = 0.75
+# A token bucket must hold what its rate earns in one timer tick, rate/HZ (tc-tbf(8)); at the
+# HZ of 100 the tc documentation assumes, 10 ms. Never less than a few full packets, or even a
+# flow below the rate would lose packets that arrive together (an ACK releases two).
+POLICER_BURST_S = 0.01
+POLICER_MIN_BURST_PKTS = 10
 
 
 class _Discipline(Strict):
@@ -134,6 +140,21 @@ Loss = Annotated[
 ]
 
 
+class Policer(Strict):
+    """A token bucket at the link's entry, as an ISP's rate limit (`tc ... action police`):
+    packets beyond its rate and burst are dropped, never queued. Forward direction only."""
+
+    rate: RateField = Field(
+        description="Policed rate, e.g. '20Mbps'; at most the link's rate. Required."
+    )
+    burst: SizeField | None = Field(
+        default=None,
+        description="Bucket depth: the bytes let through back to back after an idle period, "
+        "e.g. '64KB'; at least the largest packet crossing the link. Default: 10 ms at the "
+        "policed rate (tc-tbf(8)'s rate/HZ at HZ=100), at least 10 of the largest packets.",
+    )
+
+
 class Link(Strict):
     """A link's conditions; `[bottleneck]` is one of these named "bottleneck"."""
 
@@ -163,6 +184,11 @@ class Link(Strict):
     ack_loss: Loss = Field(
         default=0.0, description="Loss in the reverse direction (ACKs), same forms as loss."
     )
+    policer: Policer | None = Field(
+        default=None,
+        description="A token-bucket policer before the queue: { rate = '20Mbps', burst = "
+        "'64KB' }. Default: none.",
+    )
 
 
 class NamedLink(Link):
@@ -185,7 +211,29 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
         "aqm": resolve_aqm(f"{field}.aqm", link, crossing, queue_size),
         "loss": resolve_loss(link.loss),
         "reverse_loss": resolve_loss(link.ack_loss),
+        "policer": resolve_policer(f"{field}.policer", link, crossing),
     }
+
+
+def resolve_policer(field: str, link: Link, crossing: Crossing) -> dict[str, int] | None:
+    """The policer's rate and burst in bits/s and bytes, the burst at its default if unset."""
+    policer = link.policer
+    if policer is None:
+        return None
+    if policer.rate.bps > link.rate.bps:
+        reason = f"is above the link's rate ({link.rate.given}): the queue would set the rate"
+        raise ScenarioError(f"{field}.rate", policer.rate.given, reason)
+    packet_bytes = crossing.largest_packet_bytes
+    if policer.burst is None:
+        burst_bytes = max(
+            round(policer.rate.bps * POLICER_BURST_S / 8), POLICER_MIN_BURST_PKTS * packet_bytes
+        )
+    elif policer.burst.bytes < packet_bytes:
+        reason = f"is smaller than one packet ({packet_bytes} B with headers): nothing conforms"
+        raise ScenarioError(f"{field}.burst", policer.burst.given, reason)
+    else:
+        burst_bytes = policer.burst.bytes
+    return {"rate_bps": policer.rate.bps, "burst_bytes": burst_bytes}
 
 
 def resolve_aqm(field: str, link: Link, crossing: Crossing, queue_pkts: float) -> dict[str, Any]:

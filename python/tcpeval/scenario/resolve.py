@@ -282,8 +282,8 @@ def _source(scenario: Scenario, table: Source) -> list[dict[str, Any]]:
 def describe(scenario: Scenario) -> dict[str, Any]:
     """The scenario as the user wrote it, every default filled in (routes and the algorithms'
     parameters too), plus the resolved limits: each link's `queue_counts` (how its queue
-    counts, made explicit), `queue_pkts`/`queue_bytes` (and RED's thresholds in packets), each
-    [[flow]] group's `window_pkts`."""
+    counts, made explicit), `queue_pkts`/`queue_bytes` (and RED's thresholds in packets, a
+    policer's `burst_bytes`), each [[flow]] group's `window_pkts`."""
     described = scenario.model_dump(mode="json")
     for (path, _, link), resolved in zip(scenario.links(), scenario.resolved_links(), strict=True):
         entry = described["bottleneck"] if path == "bottleneck" else described["link"][_at(path)]
@@ -295,6 +295,8 @@ def describe(scenario: Scenario) -> dict[str, Any]:
         if isinstance(link.aqm, Red):
             aqm = resolved["aqm"]
             entry["aqm"] |= {"min_th_pkts": aqm["min_th_pkts"], "max_th_pkts": aqm["max_th_pkts"]}
+        if resolved["policer"] is not None:
+            entry["policer"]["burst_bytes"] = resolved["policer"]["burst_bytes"]
     for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
         entry = described[path.partition("[")[0]][_at(path)]
         entry["route"] = scenario.route(table)

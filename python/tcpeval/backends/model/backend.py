@@ -31,6 +31,7 @@ REFUSED = {
     "flow.size": "the models give steady rates, not completion times",
     "flow.streams": "the models give steady rates, not completion times",
     "bottleneck.ack_loss": "no model of loss on the ACK path",
+    "bottleneck.policer": "no model of how a flow answers a policer's drops",
 }
 
 
