@@ -8,10 +8,12 @@ the simulator (seeds 1..N) and the lab:
   3  one reno + one cubic, 100 Mb/s, 40 ms, 1 BDP (shares)
   4  one flow, random loss 1e-3, 100 Mb/s, 60 ms (goodput; Mathis beside it)
   5  one bbr flow, 100 Mb/s, 40 ms, 10% BDP (goodput, queue)
+  6  one flow, 100 Mb/s, 40 ms, 1 BDP, policed at 20 Mb/s with a 64 KB bucket (issue 16)
 Prints per case and stack: mean goodput (Mb/s) sim and lab, their ratio, Jain, mean queue,
-and how many lab runs the self-check voided. Needs root; the lab cleans up after itself.
+the share of the flows' packets retransmitted, and how many lab runs the self-check voided.
+Needs root; the lab cleans up after itself.
 
-    .venv/bin/python bench/bench_lab.py [--seconds 60] [--repeats 3] [--cases 1,2,3,4,5]
+    .venv/bin/python bench/bench_lab.py [--seconds 60] [--repeats 3] [--cases 1,2,3,4,5,6]
     .venv/bin/python bench/bench_lab.py --capacity [--seconds 20]
 """
 
@@ -42,9 +44,12 @@ def case(number: int, stack: str, seconds: int) -> dict[str, Any]:
     elif number == 4:
         flows = [{"cc": stack, "rtt": "60ms"}]
         link["loss"] = 1e-3  # type: ignore[assignment]
-    else:
+    elif number == 5:
         flows = [{"cc": "bbr", "rtt": "40ms"}]
         link["queue"] = "10%bdp"
+    else:
+        flows = [{"cc": stack, "rtt": "40ms"}]
+        link["policer"] = {"rate": "20Mbps", "burst": "64KB"}  # type: ignore[assignment]
     return base | {"bottleneck": link, "flow": flows}
 
 
@@ -59,6 +64,8 @@ def measure(data: dict[str, Any], backend: str, seed: int) -> dict[str, Any]:
         "goodput": [f["goodput_mbps"] for f in flows],
         "jain": summary["jain_index"],
         "queue": summary["bottleneck"]["mean_queue_pkts"],
+        "retransmitted": sum(f["retransmits"] for f in flows)
+        / sum(f["packets_sent"] for f in flows),
         "valid": summary["backend"].get("valid", True),
         "why": summary["backend"].get("invalid_reason"),
     }
@@ -69,7 +76,8 @@ def fidelity(cases: list[int], seconds: int, repeats: int) -> None:
           "case 3: reno's share)")  # fmt: skip
     print("lab: over its valid runs (over all runs when none was valid); ratio = lab / sim")
     header = f"{'case':5}{'stack':12}{'sim':>8}{'lab':>8}{'ratio':>7}{'lab all':>8}{'jain sim':>9}"
-    print(header + f"{'jain lab':>9}{'queue sim':>10}{'queue lab':>10}  lab voided")
+    print(header + f"{'jain lab':>9}{'queue sim':>10}{'queue lab':>10}{'retr% sim':>10}"
+          f"{'retr% lab':>10}  lab voided")  # fmt: skip
     for number in cases:
         for stack in stacks_of(number):
             data = case(number, stack, seconds)
@@ -98,6 +106,7 @@ def _print_row(number: int, stack: str, sim: list[dict], lab: list[dict]) -> Non
     every = figure(lab)
     print(f"{number:<5}{stack:12}{s:8.3g}{k:8.3g}{k / s:7.3f}{every:8.3g}{mean(sim, 'jain'):9.3f}"
           f"{mean(valid, 'jain'):9.3f}{mean(sim, 'queue'):10.1f}{mean(valid, 'queue'):10.1f}"
+          f"{100 * mean(sim, 'retransmitted'):10.2f}{100 * mean(valid, 'retransmitted'):10.2f}"
           f"  {len(lab) - len([r for r in lab if r['valid']])}/{len(lab)}")  # fmt: skip
 
 
@@ -122,7 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--cases", default="1,2,3,4,5")
+    parser.add_argument("--cases", default="1,2,3,4,5,6")
     parser.add_argument("--capacity", action="store_true")
     args = parser.parse_args()
     if args.capacity:

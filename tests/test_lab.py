@@ -142,6 +142,29 @@ def test_random_loss_is_measured_within_its_interval():
     assert result.summary["bottleneck"]["random_drops"] > 0
 
 
+def test_a_policer_holds_the_kernels_flow_to_its_rate():
+    """A 100 Mb/s link policed at 20 Mb/s with a 64 KB bucket, one CUBIC flow for 12 s. The
+    emulator's token bucket is exact: what crosses the link is at most the bucket plus
+    20 Mb/s over the run, and the flow's goodput at most the payload of that (2% slack for
+    where the run's clock starts against the emulator's samples). The policer, not the queue,
+    drops, and the flow pushes against it: a quarter of the rate at least (an unpaced window
+    arrives as one burst, so the bucket's depth, not its rate, bounds it on a busy host)."""
+    policer = {"rate": "20Mbps", "burst": "64KB"}
+    result = valid_run(
+        scenario(bottleneck={"rate": "100Mbps", "queue": "100%bdp", "policer": policer})
+    )
+    link, flow = result.summary["bottleneck"], result.summary["flows"][0]
+    ceiling_bps = 20e6 + 64_000 * 8 / 12
+    delivered_bps = link["tx_bytes"] * 8 / 12
+    print(f"link {delivered_bps / 1e6:.2f} Mb/s, flow {flow['goodput_mbps']:.2f} Mb/s, {link}")
+    assert delivered_bps <= 1.02 * ceiling_bps
+    payload_mbps = ceiling_bps / 1e6 * 1448 / 1500
+    assert 0.25 * payload_mbps <= flow["goodput_mbps"] <= 1.02 * payload_mbps
+    assert link["policer_drops"] > 0
+    assert (link["queue_drops"], link["drops"]) == (0, link["policer_drops"])
+    assert not lab_namespaces()
+
+
 def test_an_emulator_that_misses_its_rate_voids_the_run(monkeypatch):
     """The self-check against a deliberately broken emulator: 5% slower than asked."""
     configure = emulator.config
