@@ -377,7 +377,7 @@ pub mod tests {
         assert_eq!(c.reverse.limit(), Limit::Bytes(150_000));
         assert_eq!(c.endpoints[0].ip, Ipv4Addr::new(10, 201, 1, 1));
         assert_eq!(c.max_delay_ns(true), 30_000_000);
-        assert_eq!(c.forward.policer().map(|p| p.rate_bps()), Some(20_000_000));
+        assert_eq!(c.forward.policer(), Some(Policer::new(20_000_000, 64_000)));
         assert_eq!(c.reverse.policer, None);
     }
 

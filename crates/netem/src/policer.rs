@@ -35,10 +35,6 @@ impl Policer {
         }
     }
 
-    pub fn rate_bps(&self) -> u64 {
-        self.rate_bps
-    }
-
     /// Whether a packet of `size_bytes` arriving at `now_ns` conforms (and spends its credit);
     /// `false`: the policer drops it. Time given earlier than a previous call counts as that
     /// call's time (a real-time caller may read a stamp late).
@@ -56,7 +52,8 @@ impl Policer {
     }
 
     /// The credit at the last call, in whole bytes.
-    pub fn credit_bytes(&self) -> u64 {
+    #[cfg(test)]
+    fn credit_bytes(&self) -> u64 {
         (self.credit_nanobits / NANOBITS_PER_BYTE) as u64
     }
 }
