@@ -2,11 +2,11 @@
 //! frame's fate and when it may leave. The I/O loop feeds it kernel receive timestamps and the
 //! tests a simulated clock.
 //!
-//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → the
-//! token-bucket policer, if any → RED and the hard limit at arrival → a FIFO served at
-//! `rate_bps` (a packet starts at max(its arrival, the previous departure); CoDel decides as a
-//! packet leaves the queue) → the propagation delay of the packet's endpoint. For drop-tail and RED the departure is known at arrival
-//! (the analytic FIFO), so the packet goes straight into its delay line; CoDel keeps an
+//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → the token-bucket
+//! policer, if any → RED and the hard limit at arrival → a FIFO served at `rate_bps` (a packet
+//! starts at max(its arrival, the previous departure); CoDel decides as a packet leaves the queue)
+//! → the propagation delay of the packet's endpoint. For drop-tail and RED the departure is known
+//! at arrival (the analytic FIFO), so the packet goes straight into its delay line; CoDel keeps an
 //! explicit queue and a virtual transmitter that `advance` runs up to the present.
 
 use std::collections::VecDeque;
