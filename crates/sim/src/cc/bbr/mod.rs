@@ -141,8 +141,9 @@ pub struct Bbr {
     min_rtt: MinRtt,
     /// The BDP at a gain of 1 for the current estimates (Linux `bbr_max_bw`)...
     bdp: Bdp,
-    /// ...and for the policed rate, while that is in use.
-    lt_bdp: Bdp,
+    /// ...and for the model's bandwidth (Linux `bbr_bw`): the policed rate while that is in
+    /// use, else a copy of `bdp`, so the ACK path needs not ask which.
+    model_bdp: Bdp,
     lt_bw: LtBw,
     /// Packets marked lost since the start, as the ACKs reported them (Linux `tp->lost`).
     lost_pkts: u64,
@@ -173,7 +174,7 @@ impl Bbr {
             max_bw: MaxFilter::new(params.bw_window_rounds),
             min_rtt: MinRtt::new(params.min_rtt_window_ns),
             bdp: Bdp::default(),
-            lt_bdp: Bdp::default(),
+            model_bdp: Bdp::default(),
             lt_bw: LtBw::default(),
             lost_pkts: 0,
             full_pipe: FullPipe::default(),
@@ -202,22 +203,13 @@ impl Bbr {
         HIGH_GAIN * bw_bps * (1.0 - PACING_MARGIN)
     }
 
-    /// Work the BDPs out again if an estimate changed.
+    /// Work the BDPs out again: an estimate changed.
     fn refresh_bdp(&mut self) {
         let (min_rtt_ns, mss_bits) = (self.min_rtt.get(), self.mss_bits());
         self.bdp.refresh(self.max_bw.get(), min_rtt_ns, mss_bits);
-        if let Some(lt_bw_bps) = self.lt_bw.bw_bps() {
-            self.lt_bdp.refresh(lt_bw_bps, min_rtt_ns, mss_bits);
-        }
-    }
-
-    /// The BDP of the model's bandwidth (Linux `bbr_bw`): the policed rate while that is in
-    /// use, else the max filter's.
-    fn model_bdp(&self) -> &Bdp {
-        if self.lt_bw.bw_bps().is_some() {
-            &self.lt_bdp
-        } else {
-            &self.bdp
+        match self.lt_bw.bw_bps() {
+            Some(lt_bw_bps) => self.model_bdp.refresh(lt_bw_bps, min_rtt_ns, mss_bits),
+            None => self.model_bdp = self.bdp,
         }
     }
 
@@ -263,8 +255,8 @@ impl Bbr {
             });
         }
         let bw_bps = rate.bps(self.mss_bytes);
-        if !is_app_limited || bw_bps >= self.max_bw.get() {
-            self.max_bw.update(path.round, bw_bps);
+        let counts = !is_app_limited || bw_bps >= self.max_bw.get();
+        if counts && self.max_bw.update(path.round, bw_bps) {
             self.refresh_bdp();
         }
     }
@@ -275,7 +267,10 @@ impl Bbr {
         match self.lt_bw.on_sample(sample, self.mss_bytes) {
             LtChange::None => {}
             LtChange::Policed => self.refresh_bdp(),
-            LtChange::Released => self.enter_probe_bw(sample.now_ns),
+            LtChange::Released => {
+                self.refresh_bdp();
+                self.enter_probe_bw(sample.now_ns);
+            }
         }
     }
 
@@ -285,7 +280,7 @@ impl Bbr {
             return;
         }
         if ack.rate.is_some_and(|r| r.interval_ns > 0) {
-            let (acked, bw) = (u64::from(ack.acked), self.model_bdp().bw_pkts_per_ns);
+            let (acked, bw) = (u64::from(ack.acked), self.model_bdp.bw_pkts_per_ns);
             let aggregation = &mut self.ack_aggregation;
             aggregation.on_ack(ack.now_ns, acked, ack.round_start, bw, self.cwnd);
         }
@@ -294,7 +289,7 @@ impl Bbr {
     /// While policed the pacing gain is 1, whose phases last a min_rtt (Linux
     /// `bbr_is_next_cycle_phase` reads the gain `bbr_lt_bw_interval_done` set).
     fn update_cycle_phase(&mut self, ack: &Ack) {
-        let (Mode::ProbeBw(cycle), Some(min_rtt_ns)) = (self.mode, self.min_rtt.get()) else {
+        let (Mode::ProbeBw(cycle), Some(min_rtt_ns)) = (&self.mode, self.min_rtt.get()) else {
             return;
         };
         let done = if self.lt_bw.bw_bps().is_some() {
@@ -303,7 +298,7 @@ impl Bbr {
             cycle.phase_done(ack, min_rtt_ns, |gain| self.inflight_pkts(gain))
         };
         if done {
-            let mut next = cycle;
+            let mut next = *cycle;
             next.advance(ack.now_ns);
             self.mode = Mode::ProbeBw(next);
         }
@@ -319,11 +314,11 @@ impl Bbr {
     /// STARTUP → DRAIN once the pipe is full; DRAIN → PROBE_BW once in-flight is down to the
     /// BDP, possibly on the same ACK (Linux `bbr_check_drain`).
     fn check_drain(&mut self, ack: &Ack) {
-        if self.mode == Mode::Startup && self.full_pipe.reached() {
+        if matches!(self.mode, Mode::Startup) && self.full_pipe.reached() {
             self.mode = Mode::Drain;
             self.ssthresh = self.inflight_pkts(1.0);
         }
-        if self.mode == Mode::Drain && f64::from(ack.in_flight) <= self.inflight_pkts(1.0) {
+        if matches!(self.mode, Mode::Drain) && f64::from(ack.in_flight) <= self.inflight_pkts(1.0) {
             self.enter_probe_bw(ack.now_ns);
         }
     }
@@ -348,8 +343,9 @@ impl Bbr {
     fn update_min_rtt(&mut self, ack: &Ack, path: &Path) {
         let expired = self.min_rtt.is_expired(ack.now_ns);
         if let Some(rtt_ns) = ack.rtt_ns {
-            self.min_rtt.update(ack.now_ns, rtt_ns);
-            self.refresh_bdp();
+            if self.min_rtt.update(ack.now_ns, rtt_ns) {
+                self.refresh_bdp();
+            }
         }
         let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt(_));
         if expired && !self.idle_restart && !in_probe_rtt {
@@ -380,7 +376,7 @@ impl Bbr {
             self.has_seen_rtt = true;
             self.pacing_rate_bps = self.startup_rate_bps(path.srtt_ns);
         }
-        let rate_bps = gain * self.model_bdp().bw_bps * (1.0 - PACING_MARGIN);
+        let rate_bps = gain * self.model_bdp.bw_bps * (1.0 - PACING_MARGIN);
         if self.full_pipe.reached() || rate_bps > self.pacing_rate_bps {
             self.pacing_rate_bps = rate_bps;
         }
@@ -402,7 +398,7 @@ impl Bbr {
     /// cwnd's target: `cwnd_gain · BDP`, once the pipe is full with room for the ACK
     /// aggregation measured, then the send quanta (Linux `bbr_set_cwnd`).
     fn cwnd_target_pkts(&self) -> f64 {
-        let bdp = self.model_bdp();
+        let bdp = &self.model_bdp;
         let bdp_pkts = bdp.pkts(
             self.mode.cwnd_gain(self.params.cwnd_gain),
             self.initial_cwnd,
