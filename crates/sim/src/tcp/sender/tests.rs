@@ -84,9 +84,24 @@ impl Harness {
         Sent { retransmitted, new }
     }
 
-    /// An ACK at `now_ns`: cumulative up to `cum_ack`, with SACK blocks `[start, end)`.
+    /// An ACK at `now_ns`: cumulative up to `cum_ack`, with SACK blocks `[start, end)`. It
+    /// echoes the clock now, as if the segment that made it had just left: never older than
+    /// a retransmission, so that no test undoes by timestamps unless it means to
+    /// (`ack_echoing`).
     fn ack(&mut self, now_ns: u64, cum_ack: u64, blocks: &[(u64, u64)]) -> Sent {
+        self.ack_echoing(now_ns, tsval(now_ns), cum_ack, blocks)
+    }
+
+    /// The same ACK echoing TSval `tsecr` (RFC 7323 §4.3).
+    fn ack_echoing(
+        &mut self,
+        now_ns: u64,
+        tsecr: u32,
+        cum_ack: u64,
+        blocks: &[(u64, u64)],
+    ) -> Sent {
         let mut ack = Packet::ack(0, cum_ack, 52);
+        ack.timestamp = tsecr;
         for (slot, &(start, end)) in ack.sack.iter_mut().zip(blocks) {
             *slot = SackBlock::relative_to(cum_ack, start, end);
         }
