@@ -74,7 +74,7 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window reductions for inferred loss (fast recoveries).
     pub congestion_events: u64,
-    /// Reductions undone as spurious (D-SACK or F-RTO).
+    /// Reductions undone as spurious (D-SACK, F-RTO or timestamps).
     pub undos: u64,
     /// When everything the application had written was last cumulatively acknowledged.
     pub all_acked_ns: Option<u64>,
