@@ -127,8 +127,7 @@ mod tests {
         assert_eq!(dsack_block(&ack(10, &[])), None);
     }
 
-    #[test]
-    fn an_episode_is_undone_once_every_retransmission_is_reported_twice() {
+    fn reno() -> Box<dyn CongestionControl> {
         let init = Init {
             mss_bytes: 1448,
             initial_cwnd_pkts: 10.0,
@@ -136,8 +135,12 @@ mod tests {
         };
         let mut params = serde_json::Map::new();
         params.insert("name".into(), "reno".into());
-        let cc = registry::build(&params, &init).unwrap();
-        let mut e = Episode::new(cc, 100, 0, None);
+        registry::build(&params, &init).unwrap()
+    }
+
+    #[test]
+    fn an_episode_is_undone_once_every_retransmission_is_reported_twice() {
+        let mut e = Episode::new(reno(), 100, 0, None);
         assert!(
             !e.all_retransmissions_dsacked(),
             "nothing retransmitted yet"
@@ -153,17 +156,9 @@ mod tests {
 
     #[test]
     fn an_echo_older_than_the_first_retransmission_shows_an_original_arrived() {
-        let init = Init {
-            mss_bytes: 1448,
-            initial_cwnd_pkts: 10.0,
-            seed: 1,
-        };
-        let mut params = serde_json::Map::new();
-        params.insert("name".into(), "reno".into());
-        let cc = registry::build(&params, &init).unwrap();
         // A retransmission already in flight when the episode began, sent at 250 ms, counts
         // as its first (Linux keeps `retrans_stamp` while one is out).
-        let mut e = Episode::new(cc, 100, 1, Some(250_000_000));
+        let mut e = Episode::new(reno(), 100, 1, Some(250_000_000));
         e.on_retransmit(101, 300_000_000);
         assert!(e.echoes_an_original(249));
         // The same millisecond is not older: the echo may be of the retransmission.
