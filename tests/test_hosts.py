@@ -94,6 +94,7 @@ def test_the_summary_records_the_switches_that_ran() -> None:
         "initial_cwnd": 3,
         "undo": True,
         "rto_in_recovery": "keep-ssthresh",
+        "tso": False,
     }
 
 

@@ -9,16 +9,20 @@ may set any of them itself. The simulator's sender reads the resolved switches
   (RFC 8985, Linux 4.18), lost retransmissions sent again within the same recovery, tail loss
   probes (RFC 8985 §7, Linux 3.10), SACK compression (Linux 4.18), initial window 10 (RFC
   6928, Linux 2.6.39), spurious reductions undone by D-SACK and F-RTO (`tcp_dsack`,
-  `tcp_frto`), ssthresh kept when a timeout interrupts recovery (`tcp_enter_loss`).
+  `tcp_frto`), ssthresh kept when a timeout interrupts recovery (`tcp_enter_loss`), TSO/GSO
+  frames of about 1 ms of the pacing rate, a small one held back for an ACK due soon
+  (`tcp_tso_autosize`, Linux 3.12; `tcp_tso_should_defer`).
 - `linux-2.6`: the kernels of the 2003–2008 testbed studies. Rate halving (`tcp_cwnd_down`),
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
   open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), D-SACK
-  and F-RTO undo and ssthresh kept across a timeout in recovery, as now.
+  and F-RTO undo and ssthresh kept across a timeout in recovery, as now; segment by segment:
+  the frames of `tso` are sized by the pacing rate (Linux 3.12), which these kernels did not
+  have (docs/hosts.md says why off is the nearer choice).
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
   window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window
-  of 10, no undo, and a timeout in recovery lowering ssthresh again.
+  of 10, no undo, a timeout in recovery lowering ssthresh again, and no TSO frames.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class HostBehaviour(BaseModel):
     rto_in_recovery: RtoInRecovery
     sack_compression: bool
     initial_cwnd: int | Literal["rfc3390"]
+    tso: bool
 
     def initial_cwnd_pkts(self, mss_bytes: int) -> int:
         if self.initial_cwnd == "rfc3390":
@@ -73,6 +78,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="keep-ssthresh",
         sack_compression=True,
         initial_cwnd=10,
+        tso=True,
     ),
     "linux-2.6": HostBehaviour(
         window_reduction="rate-halving",
@@ -83,6 +89,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="keep-ssthresh",
         sack_compression=False,
         initial_cwnd="rfc3390",
+        tso=False,
     ),
     "rfc": HostBehaviour(
         window_reduction="rfc6675",
@@ -93,6 +100,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="reduce",
         sack_compression=True,
         initial_cwnd=10,
+        tso=False,
     ),
 }
 
@@ -114,4 +122,6 @@ SWITCH_MEANINGS = {
     "(Linux tcp_enter_loss), or 'reduce' it again from the reduced window",
     "sack_compression": "the receiver's SACK compression (Linux 4.18)",
     "initial_cwnd": "initial window, segments ('rfc3390': by the MSS, RFC 3390)",
+    "tso": "TSO/GSO frames of about 1 ms of the pacing rate, at most 64 KB, a small one held "
+    "back for an ACK due soon (Linux tcp_tso_autosize, 3.12; tcp_tso_should_defer)",
 }

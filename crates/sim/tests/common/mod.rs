@@ -30,6 +30,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         tail_loss_probe: Recovery::LINUX.tail_loss_probe,
         undo: Recovery::LINUX.undo,
         rto_in_recovery: Recovery::LINUX.rto_in_recovery,
+        tso: true,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,

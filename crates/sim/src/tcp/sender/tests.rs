@@ -58,6 +58,7 @@ impl Harness {
             pacing_gap_ns: None,
             pacing_rate_bps: None,
             recovery,
+            tso: false,
         };
         let init = Init {
             mss_bytes: MSS,
@@ -638,3 +639,5 @@ fn a_timeout_during_recovery_keeps_the_ssthresh_recovery_set() {
         );
     }
 }
+
+mod tso;
