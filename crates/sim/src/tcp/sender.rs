@@ -734,9 +734,12 @@ impl Sender {
                 self.wake_at(open_ns);
                 return;
             }
-            if self.tso_defers(now_ns, cwnd_pkts) {
-                self.cwnd_limited = true;
-                return;
+            let frame_done = self.tso.as_ref().is_some_and(Frame::is_done);
+            if frame_done {
+                if let Some(cwnd_binds) = self.tso_defers(now_ns, cwnd_pkts) {
+                    self.cwnd_limited = cwnd_binds;
+                    return;
+                }
             }
             let Some(next) = self.next_segment(now_ns) else {
                 self.cwnd_limited = false;
@@ -751,10 +754,8 @@ impl Sender {
 
     /// At the start of a TSO frame: size it, or hold it back for an ACK due soon that lets a
     /// larger one go (`tso.rs`; Linux `tcp_write_xmit`, never in recovery or after a timeout).
-    fn tso_defers(&mut self, now_ns: u64, cwnd_pkts: u64) -> bool {
-        if !self.tso.as_ref().is_some_and(Frame::is_done) {
-            return false;
-        }
+    /// Held back: whether cwnd, rather than the receive window, is what held it.
+    fn tso_defers(&mut self, now_ns: u64, cwnd_pkts: u64) -> Option<bool> {
         let mss_bytes = self.cfg.mss_bytes;
         let frame_pkts = tso::frame_pkts(
             self.tso_rate_bps(),
@@ -779,12 +780,12 @@ impl Sender {
         };
         let recovering = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
         if !recovering && outlook.defers(frame_pkts) {
-            return true;
+            return Some(outlook.cwnd_binds());
         }
         if let Some(frame) = &mut self.tso {
             frame.start(frame_pkts);
         }
-        false
+        None
     }
 
     /// The rate frames are sized by: the controller's pacing rate, or for a controller without
@@ -795,7 +796,7 @@ impl Sender {
         }
         let rate = tso::kernel_pacing_rate_bps(
             self.cfg.mss_bytes,
-            self.cc.cwnd(),
+            self.cwnd_pkts,
             self.cc.ssthresh(),
             self.board.packets_out(),
             self.rtt.srtt_ns(),

@@ -36,9 +36,9 @@ const RTT_LOG: u32 = 9;
 const WIN_DIVISOR: u64 = 3;
 /// A frame is held back only if the last one left within this (`tcp_tso_should_defer`).
 const RECENT_SEND_NS: u64 = NS_PER_MS;
-/// `tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`, percent of cwnd/srtt.
-const SLOW_START_RATIO_PCT: u64 = 200;
-const AVOIDANCE_RATIO_PCT: u64 = 120;
+/// `tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio` (200% and 120%): of cwnd/srtt.
+const SLOW_START_RATIO: f64 = 2.0;
+const AVOIDANCE_RATIO: f64 = 1.2;
 
 /// Segments of `mss_bytes` in a frame of about a millisecond at `rate_bps` (payload bits/s),
 /// with `extra_bytes` added, within 64 KB and at least two (`tcp_tso_autosize`). The pacer's
@@ -68,7 +68,7 @@ fn rtt_allowance_bytes(min_rtt_ns: u64) -> u64 {
 /// Linux's rate is unlimited.
 pub fn kernel_pacing_rate_bps(
     mss_bytes: u32,
-    cwnd_pkts: f64,
+    cwnd_pkts: u64,
     ssthresh_pkts: f64,
     packets_out: u64,
     srtt_ns: u64,
@@ -76,14 +76,13 @@ pub fn kernel_pacing_rate_bps(
     if srtt_ns == 0 {
         return None;
     }
-    let ratio_pct = if cwnd_pkts < ssthresh_pkts / 2.0 {
-        SLOW_START_RATIO_PCT
+    let ratio = if (cwnd_pkts as f64) < ssthresh_pkts / 2.0 {
+        SLOW_START_RATIO
     } else {
-        AVOIDANCE_RATIO_PCT
+        AVOIDANCE_RATIO
     };
-    let window_bits = u128::from(mss_bytes) * 8 * u128::from((cwnd_pkts as u64).max(packets_out));
-    let rate = window_bits * u128::from(NS_PER_SEC) * u128::from(ratio_pct) / 100;
-    Some(u64::try_from(rate / u128::from(srtt_ns)).unwrap_or(u64::MAX))
+    let window_bits = f64::from(mss_bytes) * 8.0 * cwnd_pkts.max(packets_out) as f64;
+    Some((window_bits * ratio * NS_PER_SEC as f64 / srtt_ns as f64) as u64)
 }
 
 /// Segments in the next frame: the autosized frame at `rate_bps` (unlimited when `None`),
@@ -114,15 +113,27 @@ pub struct Outlook {
 }
 
 impl Outlook {
+    fn cwnd_room_pkts(&self) -> u64 {
+        self.cwnd_pkts.saturating_sub(self.in_flight_pkts)
+    }
+
+    fn rwnd_room_pkts(&self) -> u64 {
+        self.rwnd_pkts.saturating_sub(self.packets_out)
+    }
+
+    /// Whether cwnd rather than the receive window limits what may leave (a frame held back
+    /// is cwnd-limited only then: `is_cwnd_limited` against `is_rwnd_limited`).
+    pub fn cwnd_binds(&self) -> bool {
+        self.cwnd_room_pkts() < self.rwnd_room_pkts()
+    }
+
     /// Whether to hold a frame of `frame_pkts` back for an ACK due soon, that would let a
     /// larger one go. The caller has checked that cwnd admits at least one segment.
     pub fn defers(&self, frame_pkts: u64) -> bool {
         if self.now_ns > self.last_send_ns + RECENT_SEND_NS {
             return false; // idle a while: waiting would only add delay
         }
-        let cwnd_room = self.cwnd_pkts.saturating_sub(self.in_flight_pkts);
-        let rwnd_room = self.rwnd_pkts.saturating_sub(self.packets_out);
-        let room = cwnd_room.min(rwnd_room);
+        let room = self.cwnd_room_pkts().min(self.rwnd_room_pkts());
         if room >= frame_pkts || room * WIN_DIVISOR >= self.cwnd_pkts.min(self.rwnd_pkts) {
             return false;
         }
@@ -203,14 +214,13 @@ mod tests {
     #[test]
     fn the_rate_is_twice_cwnd_per_rtt_in_slow_start_and_1_2_times_after() {
         // 100 segments of 1000 B per 100 ms: 8 Mb/s.
-        let rate = |cwnd, ssthresh| kernel_pacing_rate_bps(1000, cwnd, ssthresh, 0, 100 * MS);
-        assert_eq!(rate(100.0, f64::INFINITY), Some(16_000_000));
-        assert_eq!(rate(100.0, 150.0), Some(9_600_000)); // past half of ssthresh
-        assert_eq!(
-            kernel_pacing_rate_bps(1000, 100.0, 50.0, 200, 100 * MS),
-            Some(19_200_000)
-        );
-        assert_eq!(kernel_pacing_rate_bps(1000, 100.0, 50.0, 0, 0), None);
+        let rate = |ssthresh| kernel_pacing_rate_bps(1000, 100, ssthresh, 0, 100 * MS);
+        assert_eq!(rate(f64::INFINITY), Some(16_000_000));
+        assert_eq!(rate(150.0), Some(9_600_000)); // past half of ssthresh
+                                                  // More outstanding than cwnd (after a reduction): the flight counts.
+        let rate = kernel_pacing_rate_bps(1000, 100, 50.0, 200, 100 * MS);
+        assert_eq!(rate, Some(19_200_000));
+        assert_eq!(kernel_pacing_rate_bps(1000, 100, 50.0, 0, 0), None);
     }
 
     /// A flow at 100 ms with cwnd 100, 98 in flight, its oldest segment sent 99.5 ms ago.
@@ -259,6 +269,7 @@ mod tests {
 
     #[test]
     fn the_receive_window_counts_as_cwnd_does() {
+        assert!(clocked().cwnd_binds());
         let o = Outlook {
             in_flight_pkts: 50,
             rwnd_pkts: 100,
@@ -266,6 +277,7 @@ mod tests {
             ..clocked()
         };
         assert!(o.defers(8));
+        assert!(!o.cwnd_binds());
         let o = Outlook {
             rwnd_pkts: 120,
             ..o

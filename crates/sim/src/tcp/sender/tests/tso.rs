@@ -40,7 +40,7 @@ fn nothing_is_held_back_in_recovery() {
     let mut h = start_with_tso();
     h.ack(MS, 1, &[]);
     let cwnd_pkts = h.sender.send_window_pkts();
-    assert!(h.sender.tso_defers(MS, cwnd_pkts));
+    assert_eq!(h.sender.tso_defers(MS, cwnd_pkts), Some(true));
     h.sender.ca_state = CaState::Recovery;
-    assert!(!h.sender.tso_defers(MS, cwnd_pkts));
+    assert_eq!(h.sender.tso_defers(MS, cwnd_pkts), None);
 }
