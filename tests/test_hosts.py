@@ -95,6 +95,7 @@ def test_the_summary_records_the_switches_that_ran() -> None:
         "undo": True,
         "timestamps": True,
         "rto_in_recovery": "keep-ssthresh",
+        "tso": False,
     }
 
 

@@ -98,6 +98,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "undo": True,
                 "timestamps": True,
                 "rto_in_recovery": "keep-ssthresh",
+                "tso": True,
                 "window_pkts": 44,  # 64 000 bytes hold 44 whole segments of 1448
                 "initial_cwnd_pkts": 10,
                 "min_rto_ns": 200_000_000,

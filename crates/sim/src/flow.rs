@@ -112,6 +112,7 @@ impl Flow {
             pacing_gap_ns: spec.pacing_gap_ns,
             pacing_rate_bps: spec.pacing_rate_bps,
             recovery: spec.recovery(),
+            tso: spec.tso,
         };
         Ok(Self {
             sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),

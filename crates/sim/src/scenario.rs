@@ -126,6 +126,8 @@ pub struct Flow {
     pub undo: bool,
     pub timestamps: bool,
     pub rto_in_recovery: RtoInRecovery,
+    /// The host sends TSO/GSO frames (`tcp/tso.rs`).
+    pub tso: bool,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
     pub min_rto_ns: u64,

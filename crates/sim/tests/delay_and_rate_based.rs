@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use tcpeval_sim::scenario::Flow;
 use tcpeval_sim::Output;
 
 const RATE: u64 = 100 * MBPS;
@@ -68,7 +69,14 @@ fn vegas_settles_with_a_few_packets_queued_after_slow_start() {
     // unqueued packets of the round set: it sees the queue a round late, overflows 2 BDP once
     // and then takes one packet off per round (Linux tcp_vegas.c) until the round's minimum
     // shows α to β packets queued. The mean queue is a little higher: delayed ACKs send pairs.
-    let s = scenario(RATE, 2 * bdp(), 40, vec![flow("vegas", RTT_MS)]);
+    // Segment by segment: with TSO frames (about 9 packets here, 1 ms at 120% of cwnd/srtt)
+    // the queue holds half a frame more on average (11.0 packets), where Vegas, which reads
+    // each round's least RTT, still keeps α to β.
+    let vegas = Flow {
+        tso: false,
+        ..flow("vegas", RTT_MS)
+    };
+    let s = scenario(RATE, 2 * bdp(), 40, vec![vegas]);
     let out = run_checked(&s);
     let q = mean_queue_from(&out, 25.0);
     let l = &out.links;

@@ -89,15 +89,15 @@ class Lab:
 
 KERNEL_RECOVERY = PROFILES["linux"]
 """What this kernel does in recovery and cannot be told otherwise (PRR, resending a lost
-retransmission, keeping ssthresh when a timeout interrupts recovery); its loss detection
-(`tcp_recovery`) and undo (`tcp_dsack`, `tcp_frto`) are settings."""
+retransmission, keeping ssthresh when a timeout interrupts recovery, TSO/GSO frames); its
+loss detection (`tcp_recovery`) and undo (`tcp_dsack`, `tcp_frto`) are settings."""
 
 
 def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Problem]:
     """The host switches this kernel cannot honour, named by the key that asked for them
     (`host` itself when the profile's default did)."""
     problems = []
-    for key in ("window_reduction", "lost_retransmission", "rto_in_recovery"):
+    for key in ("window_reduction", "lost_retransmission", "rto_in_recovery", "tso"):
         wanted, kernel_does = getattr(host, key), getattr(KERNEL_RECOVERY, key)
         if wanted != kernel_does:
             from_profile = getattr(PROFILES[host_name], key) == wanted

@@ -58,6 +58,7 @@ REFUSED = {
     "flow.undo": "the kernel's setting, per host",
     "flow.timestamps": "the kernel's setting, per host",
     "flow.rto_in_recovery": "the kernel's behaviour",
+    "flow.tso": "the hosts' offload settings (ethtool -K … tso gso)",
     "flow.initial_cwnd": "a route setting of the hosts (ip route … initcwnd)",
     "flow.min_rto": "a route setting of the hosts (ip route … rto_min)",
     "flow.source_rate": "memory to memory: no application rate",

@@ -10,17 +10,22 @@ may set any of them itself. The simulator's sender reads the resolved switches
   probes (RFC 8985 §7, Linux 3.10), SACK compression (Linux 4.18), initial window 10 (RFC
   6928, Linux 2.6.39), timestamps (RFC 7323, `tcp_timestamps`), spurious reductions undone
   by D-SACK, F-RTO and timestamps (`tcp_dsack`, `tcp_frto`, `tcp_packet_delayed`), ssthresh
-  kept when a timeout interrupts recovery (`tcp_enter_loss`).
+  kept when a timeout interrupts recovery (`tcp_enter_loss`), TSO/GSO frames of about 1 ms
+  of the pacing rate, a small one held back for an ACK due soon (`tcp_tso_autosize`, Linux
+  3.12; `tcp_tso_should_defer`).
 - `linux-2.6`: the kernels of the 2003–2008 testbed studies. Rate halving (`tcp_cwnd_down`),
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
   open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), and,
   as now, timestamps (on by default since 2.2; their undo, `tcp_packet_delayed`, since 2.4),
-  D-SACK and F-RTO undo and ssthresh kept across a timeout in recovery.
+  D-SACK and F-RTO undo and ssthresh kept across a timeout in recovery; segment by segment:
+  the frames of `tso` are sized by the pacing rate (Linux 3.12), which these kernels did not
+  have (docs/hosts.md says why off is the nearer choice).
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
   window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window
-  of 10, no timestamps, no undo, and a timeout in recovery lowering ssthresh again.
+  of 10, no timestamps, no undo, a timeout in recovery lowering ssthresh again, and no TSO
+  frames.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class HostBehaviour(BaseModel):
     rto_in_recovery: RtoInRecovery
     sack_compression: bool
     initial_cwnd: int | Literal["rfc3390"]
+    tso: bool
 
     def initial_cwnd_pkts(self, mss_bytes: int) -> int:
         if self.initial_cwnd == "rfc3390":
@@ -77,6 +83,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="keep-ssthresh",
         sack_compression=True,
         initial_cwnd=10,
+        tso=True,
     ),
     "linux-2.6": HostBehaviour(
         window_reduction="rate-halving",
@@ -88,6 +95,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="keep-ssthresh",
         sack_compression=False,
         initial_cwnd="rfc3390",
+        tso=False,
     ),
     "rfc": HostBehaviour(
         window_reduction="rfc6675",
@@ -99,6 +107,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         rto_in_recovery="reduce",
         sack_compression=True,
         initial_cwnd=10,
+        tso=False,
     ),
 }
 
@@ -122,4 +131,6 @@ SWITCH_MEANINGS = {
     "(Linux tcp_enter_loss), or 'reduce' it again from the reduced window",
     "sack_compression": "the receiver's SACK compression (Linux 4.18)",
     "initial_cwnd": "initial window, segments ('rfc3390': by the MSS, RFC 3390)",
+    "tso": "TSO/GSO frames of about 1 ms of the pacing rate, at most 64 KB, a small one held "
+    "back for an ACK due soon (Linux tcp_tso_autosize, 3.12; tcp_tso_should_defer)",
 }

@@ -125,6 +125,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "undo": host.undo,
         "timestamps": host.timestamps,
         "rto_in_recovery": host.rto_in_recovery,
+        "tso": host.tso,
         "window_pkts": None,
         "initial_cwnd_pkts": host.initial_cwnd_pkts(table.mss_bytes),
         "min_rto_ns": 200_000_000,

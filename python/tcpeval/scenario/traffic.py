@@ -237,6 +237,15 @@ class FlowGroup(TcpTraffic):
         "the reduced window. Default: the host's (linux, linux-2.6: keep-ssthresh; rfc: "
         "reduce).",
     )
+    tso: bool | None = Field(
+        default=None,
+        description="The sender hands out TSO/GSO frames: about 1 ms of its pacing rate "
+        "(for all but BBR, 200% of cwnd/srtt in slow start, 120% after), at most 64 KB and "
+        "half of cwnd, which reach the first link at one instant; a frame too small for a "
+        "full one is held back while an ACK is due within min(srtt/2, 1 ms) (Linux "
+        "tcp_tso_autosize, tcp_tso_should_defer). Default: the host's (linux: true; "
+        "linux-2.6, rfc: false).",
+    )
     window: BufferField | None = Field(
         default=None,
         description="Socket-buffer limit on the window: bytes ('2MB', whole segments), packets "

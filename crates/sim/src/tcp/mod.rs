@@ -13,4 +13,5 @@ pub mod scoreboard;
 pub mod sender;
 pub mod sink;
 pub mod timestamps;
+pub mod tso;
 pub mod undo;

@@ -3,7 +3,7 @@
 //! A rate (the controller's pacing rate, capped by the host's limit) spaces packets by their
 //! transmission time at that rate. Linux paces whole TSO/GSO frames of about 1 ms of data
 //! (`sk_pacing_shift` = 10: rate/1024 bytes), at least two segments and at most 64 KB
-//! (`tcp_tso_autosize`), as `tcp_write_xmit` does: a frame leaves once the clock has reached
+//! (`tcp_tso_autosize`, `tso::autosize_pkts`), as `tcp_write_xmit` does: a frame leaves once the clock has reached
 //! the send time (`tcp_wstamp_ns`), back to back, and pushes that time on by the frame's
 //! transmission time; until then nothing leaves, and a timer is set for it. One call to send
 //! is one burst: a frame that cwnd cuts short is not finished later. The average rate is the
@@ -11,10 +11,8 @@
 //!
 //! A fixed gap is a blocking delay per packet (the "kernel delay" studies): frames of one.
 
+use super::tso;
 use crate::time::tx_time_ns;
-
-/// Largest frame Linux hands to the pacer at once (GSO maximum).
-const MAX_FRAME_BYTES: u64 = 65_536;
 
 #[derive(Debug, Clone)]
 pub struct Pacer {
@@ -98,12 +96,10 @@ impl Pacer {
 
     fn spacing_at(&mut self, rate_bps: u64) -> Spacing {
         if self.spacing.rate_bps != rate_bps {
-            let mss = u64::from(self.mss_bytes);
-            let frame_bytes = (rate_bps / 8 / 1024).clamp(2 * mss, MAX_FRAME_BYTES.max(2 * mss));
             self.spacing = Spacing {
                 rate_bps,
                 mss_gap_ns: tx_time_ns(self.mss_bytes, rate_bps),
-                frame_pkts: frame_bytes / mss,
+                frame_pkts: tso::autosize_pkts(rate_bps, self.mss_bytes, 0),
             };
         }
         self.spacing

@@ -25,6 +25,7 @@ use super::reduction::{RecoveryAck, Reduction};
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
 use super::timestamps::tsval;
+use super::tso::{self, Frame, Outlook};
 use super::undo::{dsack_block, Episode};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
@@ -64,6 +65,8 @@ pub struct SenderConfig {
     /// A cap on the sending rate, payload bits/s (a host or `fq` rate limit).
     pub pacing_rate_bps: Option<u64>,
     pub recovery: Recovery,
+    /// Segments leave in TSO/GSO frames, a small one held back for a larger (`tso.rs`).
+    pub tso: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -156,6 +159,8 @@ pub struct Sender {
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
     pacer: Pacer,
+    /// The TSO frame being sent; `None` when the host sends segment by segment.
+    tso: Option<Frame>,
     /// The controller's window and the pacing rate in force, read after every call into the
     /// controller (`cc_changed`): the send loop consults them once per packet.
     cwnd_pkts: u64,
@@ -186,6 +191,7 @@ impl Sender {
         let pacer = Pacer::new(cfg.mss_bytes, cfg.pacing_gap_ns, cfg.pacing_rate_bps);
         let reduction = Reduction::new(cfg.recovery.window_reduction);
         let cc_owns_recovery = cc.owns_recovery();
+        let tso = cfg.tso.then(Frame::default);
         let mut sender = Self {
             flow,
             cfg,
@@ -209,6 +215,7 @@ impl Sender {
             loss_probe: None,
             send_timer: Timer::default(),
             pacer,
+            tso,
             cwnd_pkts: 0,
             pacing_rate_bps: None,
             cwnd_limited: false,
@@ -798,6 +805,9 @@ impl Sender {
         }
         self.send_burst(now_ns, out);
         self.pacer.end_burst();
+        if let Some(frame) = &mut self.tso {
+            frame.end();
+        }
         self.schedule_probe(now_ns);
     }
 
@@ -813,12 +823,74 @@ impl Sender {
                 self.wake_at(open_ns);
                 return;
             }
+            let frame_done = self.tso.as_ref().is_some_and(Frame::is_done);
+            if frame_done {
+                if let Some(cwnd_binds) = self.tso_defers(now_ns, cwnd_pkts) {
+                    self.cwnd_limited = cwnd_binds;
+                    return;
+                }
+            }
             let Some(next) = self.next_segment(now_ns) else {
                 self.cwnd_limited = false;
                 return;
             };
             self.transmit(now_ns, next, out);
+            if let Some(frame) = &mut self.tso {
+                frame.on_send();
+            }
         }
+    }
+
+    /// At the start of a TSO frame: size it, or hold it back for an ACK due soon that lets a
+    /// larger one go (`tso.rs`; Linux `tcp_write_xmit`, never in recovery or after a timeout).
+    /// Held back: whether cwnd, rather than the receive window, is what held it.
+    fn tso_defers(&mut self, now_ns: u64, cwnd_pkts: u64) -> Option<bool> {
+        let mss_bytes = self.cfg.mss_bytes;
+        let frame_pkts = tso::frame_pkts(
+            self.tso_rate_bps(),
+            mss_bytes,
+            self.rtt.min_rtt_ns(),
+            cwnd_pkts,
+        );
+        let packets_out = self.board.packets_out();
+        let outlook = Outlook {
+            now_ns,
+            last_send_ns: self.last_send_ns,
+            cwnd_pkts,
+            in_flight_pkts: self.board.in_flight(),
+            rwnd_pkts: self.cfg.window_pkts.min(self.rwnd_pkts),
+            packets_out,
+            oldest_sent_ns: if packets_out > 0 {
+                self.board.segment(self.board.snd_una()).sent_ns()
+            } else {
+                now_ns
+            },
+            srtt_ns: self.rtt.srtt_ns(),
+        };
+        let recovering = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
+        if !recovering && outlook.defers(frame_pkts) {
+            return Some(outlook.cwnd_binds());
+        }
+        if let Some(frame) = &mut self.tso {
+            frame.start(frame_pkts);
+        }
+        None
+    }
+
+    /// The rate frames are sized by: the controller's pacing rate, or for a controller without
+    /// one the rate Linux derives from cwnd and srtt; either capped by the host's limit.
+    fn tso_rate_bps(&self) -> Option<u64> {
+        if self.cc.pacing_rate_bps().is_some() {
+            return self.pacing_rate_bps;
+        }
+        let rate = tso::kernel_pacing_rate_bps(
+            self.cfg.mss_bytes,
+            self.cwnd_pkts,
+            self.cc.ssthresh(),
+            self.board.packets_out(),
+            self.rtt.srtt_ns(),
+        );
+        self.pacer.rate_bps(rate.map(|r| r as f64))
     }
 
     /// RFC 6675 §4 NextSeg: lost segments first, then new data.

@@ -31,6 +31,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         undo: Recovery::LINUX.undo,
         timestamps: Recovery::LINUX.timestamps,
         rto_in_recovery: Recovery::LINUX.rto_in_recovery,
+        tso: true,
         window_pkts: None,
         initial_cwnd_pkts: 10,
         min_rto_ns: 200 * MS,
@@ -45,9 +46,11 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
     }
 }
 
-/// The flow with another host's loss recovery.
+/// The flow with another host's loss recovery, and TSO frames only on the `linux` host's, as
+/// the profiles set them.
 pub fn on_host(flow: Flow, recovery: Recovery) -> Flow {
     Flow {
+        tso: recovery == Recovery::LINUX,
         window_reduction: recovery.window_reduction,
         loss_detection: recovery.loss_detection,
         lost_retransmission: recovery.lost_retransmission,

@@ -58,6 +58,7 @@ impl Harness {
             pacing_gap_ns: None,
             pacing_rate_bps: None,
             recovery,
+            tso: false,
         };
         let init = Init {
             mss_bytes: MSS,
@@ -801,3 +802,4 @@ fn a_tail_loss_probe_that_repaired_a_loss_reduces_the_window_once_acks_pass_it()
     assert_eq!(h.sender.ca_state(), CaState::Open);
     assert!(h.sender.loss_probe.is_none());
 }
+mod tso;
