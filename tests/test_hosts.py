@@ -93,6 +93,7 @@ def test_the_summary_records_the_switches_that_ran() -> None:
         "sack_compression": False,
         "initial_cwnd": 3,
         "undo": True,
+        "timestamps": True,
         "rto_in_recovery": "keep-ssthresh",
     }
 

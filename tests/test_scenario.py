@@ -96,6 +96,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "lost_retransmission": "resend",
                 "tail_loss_probe": True,
                 "undo": True,
+                "timestamps": True,
                 "rto_in_recovery": "keep-ssthresh",
                 "window_pkts": 44,  # 64 000 bytes hold 44 whole segments of 1448
                 "initial_cwnd_pkts": 10,

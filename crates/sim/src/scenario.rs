@@ -124,6 +124,7 @@ pub struct Flow {
     pub lost_retransmission: LostRetransmission,
     pub tail_loss_probe: bool,
     pub undo: bool,
+    pub timestamps: bool,
     pub rto_in_recovery: RtoInRecovery,
     pub window_pkts: Option<u64>,
     pub initial_cwnd_pkts: u32,
@@ -196,6 +197,7 @@ impl Flow {
             lost_retransmission: self.lost_retransmission,
             tail_loss_probe: self.tail_loss_probe,
             undo: self.undo,
+            timestamps: self.timestamps,
             rto_in_recovery: self.rto_in_recovery,
         }
     }

@@ -300,7 +300,10 @@ impl Simulation {
             self.send_ack(f); // the held ACK first, with the blocks as they stood
         }
         let flow = &mut self.flows[f as usize];
-        match flow.receiver.on_segment(self.now_ns, pkt.seq) {
+        match flow
+            .receiver
+            .on_segment(self.now_ns, pkt.seq, pkt.timestamp)
+        {
             Reply::AckNow => self.send_ack(f),
             Reply::Delay(deadline) => {
                 if let TimerAction::Schedule(t) = flow.delayed_ack.set(deadline) {

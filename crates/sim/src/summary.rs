@@ -29,7 +29,8 @@ pub struct FlowSummary {
     pub end_s: f64,
     pub packets_sent: u64,
     pub congestion_events: u64,
-    /// Reductions undone as spurious (D-SACK or F-RTO; host switch `undo`).
+    /// Reductions undone as spurious (D-SACK, F-RTO or timestamps; host switches `undo`,
+    /// `timestamps`).
     pub undos: u64,
     /// Data packets the receiver dropped on purpose (`drop_every`).
     pub receiver_drops: u64,

@@ -20,6 +20,7 @@ const LINUX_2_6: Recovery = Recovery {
     lost_retransmission: LostRetransmission::Resend,
     tail_loss_probe: false,
     undo: true,
+    timestamps: true,
     rto_in_recovery: RtoInRecovery::KeepSsthresh,
 };
 

@@ -56,6 +56,7 @@ REFUSED = {
     "flow.lost_retransmission": "the kernel's behaviour",
     "flow.tail_loss_probe": "the kernel's setting, per host",
     "flow.undo": "the kernel's setting, per host",
+    "flow.timestamps": "the kernel's setting, per host",
     "flow.rto_in_recovery": "the kernel's behaviour",
     "flow.initial_cwnd": "a route setting of the hosts (ip route … initcwnd)",
     "flow.min_rto": "a route setting of the hosts (ip route … rto_min)",

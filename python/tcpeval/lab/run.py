@@ -500,6 +500,8 @@ def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
         # Linux's defaults (1, 2); 0 stops D-SACK reports and their undo, and F-RTO.
         "net.ipv4.tcp_dsack": "1" if flow["undo"] else "0",
         "net.ipv4.tcp_frto": "2" if flow["undo"] else "0",
+        # Linux's default (1, with a random offset per connection).
+        "net.ipv4.tcp_timestamps": "1" if flow["timestamps"] else "0",
     }
 
 

@@ -8,17 +8,19 @@ may set any of them itself. The simulator's sender reads the resolved switches
 - `linux` (the default): a current kernel. PRR (RFC 9937, Linux 3.2), RACK loss detection
   (RFC 8985, Linux 4.18), lost retransmissions sent again within the same recovery, tail loss
   probes (RFC 8985 §7, Linux 3.10), SACK compression (Linux 4.18), initial window 10 (RFC
-  6928, Linux 2.6.39), spurious reductions undone by D-SACK and F-RTO (`tcp_dsack`,
-  `tcp_frto`), ssthresh kept when a timeout interrupts recovery (`tcp_enter_loss`).
+  6928, Linux 2.6.39), timestamps (RFC 7323, `tcp_timestamps`), spurious reductions undone
+  by D-SACK, F-RTO and timestamps (`tcp_dsack`, `tcp_frto`, `tcp_packet_delayed`), ssthresh
+  kept when a timeout interrupts recovery (`tcp_enter_loss`).
 - `linux-2.6`: the kernels of the 2003–2008 testbed studies. Rate halving (`tcp_cwnd_down`),
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
-  open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), D-SACK
-  and F-RTO undo and ssthresh kept across a timeout in recovery, as now.
+  open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), and,
+  as now, timestamps (on by default since 2.2; their undo, `tcp_packet_delayed`, since 2.4),
+  D-SACK and F-RTO undo and ssthresh kept across a timeout in recovery.
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
   window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window
-  of 10, no undo, and a timeout in recovery lowering ssthresh again.
+  of 10, no timestamps, no undo, and a timeout in recovery lowering ssthresh again.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class HostBehaviour(BaseModel):
     lost_retransmission: LostRetransmission
     tail_loss_probe: bool
     undo: bool
+    timestamps: bool
     rto_in_recovery: RtoInRecovery
     sack_compression: bool
     initial_cwnd: int | Literal["rfc3390"]
@@ -70,6 +73,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         lost_retransmission="resend",
         tail_loss_probe=True,
         undo=True,
+        timestamps=True,
         rto_in_recovery="keep-ssthresh",
         sack_compression=True,
         initial_cwnd=10,
@@ -80,6 +84,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         lost_retransmission="resend",
         tail_loss_probe=False,
         undo=True,
+        timestamps=True,
         rto_in_recovery="keep-ssthresh",
         sack_compression=False,
         initial_cwnd="rfc3390",
@@ -90,6 +95,7 @@ PROFILES: dict[HostName, HostBehaviour] = {
         lost_retransmission="reduce",
         tail_loss_probe=False,
         undo=False,
+        timestamps=False,
         rto_in_recovery="reduce",
         sack_compression=True,
         initial_cwnd=10,
@@ -110,6 +116,8 @@ SWITCH_MEANINGS = {
     "Linux 3.10)",
     "undo": "D-SACK reports of duplicates (RFC 2883), and a reduction undone when they prove "
     "every retransmission unneeded (RFC 3708) or F-RTO a timeout spurious (RFC 5682)",
+    "timestamps": "TCP timestamps (RFC 7323); with undo, a reduction undone when an ACK "
+    "echoes an original sent before its first retransmission (Eifel, RFC 3522)",
     "rto_in_recovery": "a timeout during fast recovery: 'keep-ssthresh' as recovery set it "
     "(Linux tcp_enter_loss), or 'reduce' it again from the reduced window",
     "sack_compression": "the receiver's SACK compression (Linux 4.18)",

@@ -123,6 +123,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "lost_retransmission": host.lost_retransmission,
         "tail_loss_probe": host.tail_loss_probe,
         "undo": host.undo,
+        "timestamps": host.timestamps,
         "rto_in_recovery": host.rto_in_recovery,
         "window_pkts": None,
         "initial_cwnd_pkts": host.initial_cwnd_pkts(table.mss_bytes),

@@ -223,6 +223,13 @@ class FlowGroup(TcpTraffic):
         "(F-RTO, RFC 5682, Linux tcp_frto). Default: the host's (linux, linux-2.6: true; rfc: "
         "false).",
     )
+    timestamps: bool | None = Field(
+        default=None,
+        description="Data segments carry timestamps and ACKs echo them (RFC 7323). With "
+        "undo, a reduction is undone once an ACK echoes a segment sent before its first "
+        "retransmission (Eifel detection, RFC 3522; Linux tcp_packet_delayed). Default: the "
+        "host's (linux, linux-2.6: true; rfc: false).",
+    )
     rto_in_recovery: RtoInRecovery | None = Field(
         default=None,
         description="A retransmission timeout during fast recovery: 'keep-ssthresh' as the "

@@ -66,6 +66,12 @@ pub struct Recovery {
     /// whose every retransmission they prove unnecessary (RFC 3708; Linux `tcp_try_undo_*`),
     /// or a timeout after which original data is acknowledged (F-RTO, RFC 5682 §3.1).
     pub undo: bool,
+    /// Data segments carry timestamps and ACKs echo them (RFC 7323). With `undo`, an ACK
+    /// echoing a segment sent before the episode's first retransmission shows that
+    /// retransmission unneeded, and the reduction is undone (Eifel detection, RFC 3522; Linux
+    /// `tcp_packet_delayed`), at the end of recovery, during it once no retransmission is in
+    /// flight (`tcp_try_undo_partial`), or after a timeout (`tcp_try_undo_loss`).
+    pub timestamps: bool,
     pub rto_in_recovery: RtoInRecovery,
 }
 
@@ -77,6 +83,7 @@ impl Recovery {
         lost_retransmission: LostRetransmission::Reduce,
         tail_loss_probe: false,
         undo: false,
+        timestamps: false,
         rto_in_recovery: RtoInRecovery::Reduce,
     };
 
@@ -87,6 +94,7 @@ impl Recovery {
         lost_retransmission: LostRetransmission::Resend,
         tail_loss_probe: true,
         undo: true,
+        timestamps: true,
         rto_in_recovery: RtoInRecovery::KeepSsthresh,
     };
 }

@@ -12,4 +12,5 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 pub mod sink;
+pub mod timestamps;
 pub mod undo;

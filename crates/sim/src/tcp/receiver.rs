@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use super::scoreboard::DUP_THRESH;
 use super::sink::Sink;
+use super::timestamps::Echo;
 use crate::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 
 /// What the receiver wants after a segment arrived.
@@ -32,6 +33,8 @@ pub struct Receiver {
     duplicate: Option<(u64, u64)>,
     delayed_ack: bool,
     delack_timeout_ns: u64,
+    /// The TSval the next ACK echoes (RFC 7323 §4.3).
+    echo: Echo,
     /// In-order segments received since the last ACK.
     unacked_segments: u32,
     /// An application reading at a limited rate (a disk); `None` reads everything at once.
@@ -100,6 +103,7 @@ impl Receiver {
             duplicate: None,
             delayed_ack,
             delack_timeout_ns,
+            echo: Echo::default(),
             unacked_segments: 0,
             sink: None,
             compression: None,
@@ -159,9 +163,10 @@ impl Receiver {
         self.rcv_nxt
     }
 
-    /// Segment `seq` arrived at `now_ns`.
-    pub fn on_segment(&mut self, now_ns: u64, seq: u64) -> Reply {
+    /// Segment `seq`, stamped `tsval`, arrived at `now_ns`.
+    pub fn on_segment(&mut self, now_ns: u64, seq: u64, tsval: u32) -> Reply {
         self.segments_received += 1;
+        self.echo.on_segment(seq, tsval);
         if let Some(sink) = &mut self.sink {
             sink.read_until(now_ns, self.rcv_nxt);
         }
@@ -205,6 +210,7 @@ impl Receiver {
             c.on_ack_sent();
         }
         pkt.seq = self.rcv_nxt;
+        pkt.timestamp = self.echo.on_ack_sent(self.rcv_nxt);
         pkt.n_sack = 0;
         if let Some(sink) = &mut self.sink {
             sink.read_until(now_ns, self.rcv_nxt);
@@ -363,24 +369,24 @@ mod tests {
     #[test]
     fn delayed_acks_cover_every_second_segment() {
         let mut r = Receiver::new(true, true, 40);
-        assert_eq!(r.on_segment(0, 0), Reply::Delay(40));
-        assert_eq!(r.on_segment(1, 1), Reply::AckNow);
+        assert_eq!(r.on_segment(0, 0, 0), Reply::Delay(40));
+        assert_eq!(r.on_segment(1, 1, 0), Reply::AckNow);
         blocks(&mut r);
-        assert_eq!(r.on_segment(2, 2), Reply::Delay(42));
+        assert_eq!(r.on_segment(2, 2, 0), Reply::Delay(42));
         assert!(r.ack_pending());
     }
 
     #[test]
     fn a_hole_is_reported_with_the_newest_block_first() {
         let mut r = Receiver::new(true, true, 40);
-        r.on_segment(0, 0);
-        assert_eq!(r.on_segment(0, 2), Reply::AckNow);
-        r.on_segment(0, 3);
+        r.on_segment(0, 0, 0);
+        assert_eq!(r.on_segment(0, 2, 0), Reply::AckNow);
+        r.on_segment(0, 3, 0);
         assert_eq!(blocks(&mut r), (1, vec![(2, 4)]));
-        r.on_segment(0, 6);
+        r.on_segment(0, 6, 0);
         assert_eq!(blocks(&mut r), (1, vec![(6, 7), (2, 4)]));
         // The retransmission fills the first hole: ACK at once, up to the next hole.
-        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(r.on_segment(0, 1, 0), Reply::AckNow);
         assert_eq!(blocks(&mut r), (4, vec![(6, 7)]));
     }
 
@@ -388,7 +394,7 @@ mod tests {
     fn at_most_three_blocks_most_recent_first() {
         let mut r = Receiver::new(true, false, 40);
         for seq in [2, 4, 6, 8, 5] {
-            r.on_segment(0, seq);
+            r.on_segment(0, seq, 0);
         }
         assert_eq!(blocks(&mut r), (0, vec![(4, 7), (8, 9), (2, 3)]));
     }
@@ -396,21 +402,21 @@ mod tests {
     #[test]
     fn losing_the_very_first_segment_is_an_ordinary_hole() {
         let mut r = Receiver::new(true, true, 40);
-        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(r.on_segment(0, 1, 0), Reply::AckNow);
         assert_eq!(blocks(&mut r), (0, vec![(1, 2)]));
     }
 
     #[test]
     fn without_sack_only_the_cumulative_ack_is_sent() {
         let mut r = Receiver::new(false, false, 40);
-        r.on_segment(0, 0);
-        r.on_segment(0, 2);
+        r.on_segment(0, 0, 0);
+        r.on_segment(0, 2, 0);
         assert_eq!(blocks(&mut r), (1, vec![]));
     }
 
     /// A segment arrives and, as the simulation does, an ACK goes out when one is asked for.
     fn arrive(r: &mut Receiver, now_ns: u64, seq: u64) -> Reply {
-        let reply = r.on_segment(now_ns, seq);
+        let reply = r.on_segment(now_ns, seq, 0);
         if reply == Reply::AckNow {
             blocks(r);
         }
@@ -420,7 +426,7 @@ mod tests {
     #[test]
     fn with_a_hole_open_three_acks_go_at_once_then_one_per_delay() {
         let mut r = Receiver::new(true, true, 40).with_sack_compression(Some(1_000));
-        r.on_segment(0, 0);
+        r.on_segment(0, 0, 0);
         let replies: Vec<_> = (2..8).map(|seq| arrive(&mut r, 100 + seq, seq)).collect();
         // The deadline is set by the first held ACK and not pushed back by later segments.
         let held = Reply::Delay(1_105);
@@ -439,7 +445,7 @@ mod tests {
         assert_eq!(blocks(&mut r), (1, vec![(2, 8)]));
         assert!(!r.ack_pending());
         // rcv_nxt is unchanged: the next segment is held again, with a new deadline.
-        assert_eq!(r.on_segment(2_000, 8), Reply::Delay(3_000));
+        assert_eq!(r.on_segment(2_000, 8, 0), Reply::Delay(3_000));
     }
 
     #[test]
@@ -497,14 +503,14 @@ mod tests {
         for seq in [0, 1, 2, 4] {
             arrive(&mut r, 0, seq);
         }
-        assert_eq!(r.on_segment(0, 1), Reply::AckNow);
+        assert_eq!(r.on_segment(0, 1, 0), Reply::AckNow);
         assert_eq!(blocks(&mut r), (3, vec![(1, 2), (4, 5)]));
         assert_eq!(blocks(&mut r), (3, vec![(4, 5)]), "reported once");
         // §4.1.3: a duplicate above it, followed by the block that holds it.
         for seq in [5, 6, 8] {
             arrive(&mut r, 0, seq);
         }
-        assert_eq!(r.on_segment(0, 5), Reply::AckNow);
+        assert_eq!(r.on_segment(0, 5, 0), Reply::AckNow);
         assert_eq!(blocks(&mut r), (3, vec![(5, 6), (4, 7), (8, 9)]));
     }
 
@@ -520,6 +526,6 @@ mod tests {
     #[test]
     fn without_sack_there_is_nothing_to_compress() {
         let mut r = Receiver::new(false, true, 40).with_sack_compression(Some(1_000));
-        assert!((1..10).all(|seq| r.on_segment(0, seq) == Reply::AckNow));
+        assert!((1..10).all(|seq| r.on_segment(0, seq, 0) == Reply::AckNow));
     }
 }

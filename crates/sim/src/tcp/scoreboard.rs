@@ -459,9 +459,7 @@ impl Scoreboard {
     ) -> LostRetransmissions {
         let mut lost = LostRetransmissions::default();
         while let Some(&(seq, sent_ns)) = self.retransmissions.front() {
-            let outstanding = seq >= self.snd_una
-                && self.segment(seq).is(RETRANS)
-                && self.segment(seq).sent_ns == sent_ns;
+            let outstanding = self.retransmission_in_flight(seq, sent_ns);
             if outstanding && sent_ns + reo_wnd_ns >= newest_delivered_sent_ns {
                 break; // this one, and every later one, may still arrive
             }
@@ -476,6 +474,24 @@ impl Scoreboard {
             }
         }
         lost
+    }
+
+    /// When the oldest retransmission still in flight left (Linux keeps `retrans_stamp` while
+    /// one is out).
+    pub fn oldest_retransmission_sent_ns(&self) -> Option<u64> {
+        if self.retrans_out == 0 {
+            return None;
+        }
+        self.retransmissions
+            .iter()
+            .find(|&&(seq, sent_ns)| self.retransmission_in_flight(seq, sent_ns))
+            .map(|&(_, sent_ns)| sent_ns)
+    }
+
+    /// Whether the retransmission of `seq` sent at `sent_ns` is still in flight: neither
+    /// acknowledged, nor taken for lost, nor sent again since.
+    fn retransmission_in_flight(&self, seq: u64, sent_ns: u64) -> bool {
+        seq >= self.snd_una && self.segment(seq).is(RETRANS) && self.segment(seq).sent_ns == sent_ns
     }
 
     /// RFC 6675 §4 NextSeg rule 1: the lowest lost segment not yet retransmitted. Lost

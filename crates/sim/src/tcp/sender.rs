@@ -13,8 +13,8 @@
 //! and whether a tail loss probe (RFC 8985 §7) goes out before the retransmission timer (and,
 //! with RACK, its reordering timer, §6.3: a hole not yet taken for lost is after RACK.rtt plus
 //! the reordering window, even if no ACK comes); whether
-//! a reduction proved spurious by D-SACKs (RFC 3708) or F-RTO (RFC 5682) is undone
-//! (`undo.rs`), and whether a timeout during recovery lowers ssthresh again.
+//! a reduction proved spurious by D-SACKs (RFC 3708), F-RTO (RFC 5682) or timestamps (Eifel,
+//! RFC 3522) is undone (`undo.rs`), and whether a timeout during recovery lowers ssthresh again.
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
@@ -24,6 +24,7 @@ use super::rate::RateSampler;
 use super::reduction::{RecoveryAck, Reduction};
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
+use super::timestamps::tsval;
 use super::undo::{dsack_block, Episode};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
@@ -73,7 +74,7 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Window reductions for inferred loss (fast recoveries).
     pub congestion_events: u64,
-    /// Reductions undone as spurious (D-SACK or F-RTO).
+    /// Reductions undone as spurious (D-SACK, F-RTO or timestamps).
     pub undos: u64,
     /// When everything the application had written was last cumulatively acknowledged.
     pub all_acked_ns: Option<u64>,
@@ -98,6 +99,15 @@ struct Deliveries {
     newest_clean_sent_ns: Option<u64>,
     /// Send time of the oldest of them never retransmitted (F-RTO's test).
     oldest_clean_sent_ns: Option<u64>,
+}
+
+/// A tail loss probe awaiting its answer (RFC 8985 §7.4; Linux `tlp_high_seq`, `tlp_retrans`).
+#[derive(Debug, Clone, Copy)]
+struct LossProbe {
+    /// snd_nxt when the probe left (RFC 8985 TLPRxtOut's end).
+    high_seq: u64,
+    /// The probe resent a segment rather than sending a new one.
+    retransmitted: bool,
 }
 
 /// Where the next segment comes from.
@@ -141,8 +151,8 @@ pub struct Sender {
     rack_sent_ns: u64,
     /// RACK.rtt: the round trip of that segment, measured when it was delivered.
     rack_rtt_ns: u64,
-    /// RFC 8985 §7 TLPRxtOut's end: snd_nxt when a probe went out, until it is acknowledged.
-    tlp_high_seq: Option<u64>,
+    /// The probe out, until the ACKs settle what it found (RFC 8985 §7.4).
+    loss_probe: Option<LossProbe>,
     /// Wakes the sender when pacing or the data source holds it back.
     send_timer: Timer,
     pacer: Pacer,
@@ -196,7 +206,7 @@ impl Sender {
             rto_due_ns: 0,
             rack_sent_ns: 0,
             rack_rtt_ns: 0,
-            tlp_high_seq: None,
+            loss_probe: None,
             send_timer: Timer::default(),
             pacer,
             cwnd_pkts: 0,
@@ -248,13 +258,16 @@ impl Sender {
             u64::from(ack.window)
         };
         let cum_ack = ack.seq.min(self.board.snd_nxt());
+        let progressed = cum_ack > prior_una;
         let delivered = self.take_deliveries(now_ns, ack, cum_ack);
-        if let (Some(episode), Some(duplicate)) = (&mut self.episode, dsack_block(ack)) {
+        let dsack = dsack_block(ack);
+        if let (Some(episode), Some(duplicate)) = (&mut self.episode, dsack) {
             episode.on_dsack(duplicate);
         }
         let rack_advanced = self.advance_rack(now_ns, delivered.newest_sent_ns);
-        if self.tlp_high_seq.is_some_and(|high| cum_ack >= high) {
-            self.tlp_high_seq = None; // the probe's episode is over (RFC 8985 §7.4)
+        if let Some(probe) = self.loss_probe {
+            let pure_dupack = !progressed && delivered.acked == 0;
+            self.settle_probe(now_ns, probe, cum_ack, dsack, pure_dupack);
         }
         let mut acked = delivered.acked;
         if !self.cfg.sack {
@@ -264,7 +277,6 @@ impl Sender {
         if let Some(r) = rtt_ns {
             self.rtt.on_sample(r);
         }
-        let progressed = cum_ack > prior_una;
         let mut lost = self.mark_losses(progressed);
         let lost_retx = match delivered.newest_sent_ns {
             Some(newest_ns) => self
@@ -273,7 +285,7 @@ impl Sender {
             None => LostRetransmissions::default(),
         };
         lost += lost_retx.count;
-        self.try_undo(&delivered);
+        self.try_undo(&delivered, progressed.then_some(ack.timestamp));
         self.update_ca_state(now_ns, prior_in_flight);
         let reordering_timer = rack_advanced && self.arm_reordering_timer();
         if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
@@ -508,7 +520,7 @@ impl Sender {
             self.cc_changed();
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            if self.board.lost_out() > 0 {
+            if self.board.lost_out() > 0 && !self.only_the_probe_is_lost() {
                 self.enter_recovery(now_ns, prior_in_flight);
             } else if self.board.sacked_out() > 0 {
                 self.ca_state = CaState::Disorder;
@@ -533,6 +545,7 @@ impl Sender {
     /// retransmission (RFC 5681 §4.3): a new episode, with its own recovery point.
     fn enter_recovery(&mut self, now_ns: u64, in_flight: u64) {
         self.ca_state = CaState::Recovery;
+        self.loss_probe = None; // Linux `tcp_init_cwnd_reduction`: recovery takes over
         self.recovery_point = self.board.snd_nxt();
         self.reduced_at_ns = now_ns;
         self.stats.congestion_events += 1;
@@ -557,7 +570,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        self.tlp_high_seq = None;
+        self.loss_probe = None;
         self.rtt.on_timeout();
         if !self.cfg.sack {
             self.board.reset_dupacks();
@@ -599,17 +612,23 @@ impl Sender {
         let keeps = self.cfg.recovery.undo
             || self.cfg.recovery.rto_in_recovery == RtoInRecovery::KeepSsthresh;
         if keeps && !self.cc_owns_recovery {
-            let (snd_una, retrans_out) = (self.board.snd_una(), self.board.retrans_out());
-            self.episode = Some(Episode::new(self.cc.snapshot(), snd_una, retrans_out));
+            self.episode = Some(Episode::new(
+                self.cc.snapshot(),
+                self.board.snd_una(),
+                self.board.retrans_out(),
+                self.board.oldest_retransmission_sent_ns(),
+            ));
         }
     }
 
     /// Undo the last reduction if it proved spurious: every retransmission of the episode
     /// reported as a duplicate (RFC 3708 §3), or, after a timeout, original data sent before
-    /// it acknowledged (F-RTO, RFC 5682 §3.1 step 3b in Linux's SACK form, `tcp_process_loss`).
-    /// Within the episode the controller returns to what it was (its window has not grown
-    /// since); after it, only if that window is the larger (Linux: max(cwnd, prior_cwnd)).
-    fn try_undo(&mut self, delivered: &Deliveries) {
+    /// it acknowledged (F-RTO, RFC 5682 §3.1 step 3b in Linux's SACK form, `tcp_process_loss`),
+    /// or an ACK that moved snd_una echoing an original (`echo`, its TSecr; Eifel, see
+    /// `eifel_undoes`). Within the episode the controller returns to what it was (its window
+    /// has not grown since); after it, only if that window is the larger (Linux:
+    /// max(cwnd, prior_cwnd)).
+    fn try_undo(&mut self, delivered: &Deliveries, echo: Option<u32>) {
         if !self.cfg.recovery.undo {
             return;
         }
@@ -621,7 +640,8 @@ impl Sender {
                 .frto_since_ns
                 .zip(delivered.oldest_clean_sent_ns)
                 .is_some_and(|(timeout_ns, sent_ns)| sent_ns < timeout_ns);
-        if !(spurious_timeout || episode.all_retransmissions_dsacked()) {
+        let by_timestamps = echo.is_some_and(|tsecr| self.eifel_undoes(episode, tsecr));
+        if !(spurious_timeout || by_timestamps || episode.all_retransmissions_dsacked()) {
             return;
         }
         let in_episode = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
@@ -630,8 +650,9 @@ impl Sender {
             self.cc = prior;
             self.cc_changed();
         }
-        if self.ca_state == CaState::Loss {
-            // Linux `tcp_try_undo_loss`: what the timeout took for lost was not.
+        if self.ca_state == CaState::Loss || by_timestamps {
+            // Linux `tcp_try_undo_loss` and `tcp_try_undo_partial`: what the timeout or the
+            // recovery took for lost and has not resent is in flight after all.
             self.board.unmark_lost();
         }
         if in_episode {
@@ -639,6 +660,23 @@ impl Sender {
         }
         self.frto_since_ns = None;
         self.stats.undos += 1;
+    }
+
+    /// Eifel detection (RFC 3522 §3.2) as Linux applies it to an ACK that moved snd_una and
+    /// echoes `tsecr` from before the episode's first retransmission (`tcp_packet_delayed`):
+    /// after a timeout, at once (`tcp_try_undo_loss`); in fast recovery, once it reaches the
+    /// recovery point (`tcp_try_undo_recovery`), or before, once no retransmission is in
+    /// flight (`tcp_try_undo_partial`: an original filled the hole, so the path reorders or
+    /// delays rather than drops). With retransmissions in flight Linux waits.
+    fn eifel_undoes(&self, episode: &Episode, tsecr: u32) -> bool {
+        let state_allows = match self.ca_state {
+            CaState::Loss => true,
+            CaState::Recovery => {
+                self.board.retrans_out() == 0 || self.board.snd_una() >= self.recovery_point
+            }
+            _ => false,
+        };
+        self.cfg.recovery.timestamps && state_allows && episode.echoes_an_original(tsecr)
     }
 
     /// RFC 8985 §7.2: when the ACKs stop while nothing is known lost, a probe after two
@@ -649,7 +687,7 @@ impl Sender {
         let allowed = self.cfg.recovery.tail_loss_probe
             && self.cfg.sack
             && self.ca_state == CaState::Open
-            && self.tlp_high_seq.is_none()
+            && self.loss_probe.is_none()
             && self.board.packets_out() > 0
             && srtt_ns > 0;
         if !allowed {
@@ -670,7 +708,7 @@ impl Sender {
     /// RFC 8985 §7.3: the probe is a new segment if the window lets one out (cwnd aside),
     /// else the highest one not SACKed, sent again; the retransmission timer restarts.
     fn probe(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if self.ca_state != CaState::Open || self.tlp_high_seq.is_some() {
+        if self.ca_state != CaState::Open || self.loss_probe.is_some() {
             self.arm_rto(self.rto_due_ns.max(now_ns));
             return;
         }
@@ -678,15 +716,66 @@ impl Sender {
         let new_data = self.app_open
             && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
             && self.board.packets_out() < window;
+        let mut retransmitted = false;
         if new_data {
             self.transmit(now_ns, Next::New, out);
         } else if let Some(seq) = self.board.highest_unsacked() {
-            // Resent as lost: the probe's own ACK then ends the episode or starts recovery.
+            // Resent as lost, as every retransmission in flight is here; that mark alone
+            // starts no recovery (`only_the_probe_is_lost`).
             self.board.mark_lost(seq);
             self.transmit(now_ns, Next::Retransmit(seq), out);
+            retransmitted = true;
         }
-        self.tlp_high_seq = Some(self.board.snd_nxt());
+        self.loss_probe = Some(LossProbe {
+            high_seq: self.board.snd_nxt(),
+            retransmitted,
+        });
         self.arm_rto(now_ns + self.rtt.rto_ns());
+    }
+
+    /// RFC 8985 §7.4 as Linux runs it (`tcp_process_tlp_ack`), once the ACKs reach the
+    /// probe's snd_nxt. A probe of new data, a probe reported as a duplicate (D-SACK: the
+    /// original arrived too), or a duplicate ACK with no news (the same, without D-SACK):
+    /// nothing was lost. An ACK beyond it that is none of these: the probe repaired a loss,
+    /// and the window is reduced once, at once (CWR: `tcp_init_cwnd_reduction`, then
+    /// `tcp_end_cwnd_reduction`), with nothing to undo.
+    fn settle_probe(
+        &mut self,
+        now_ns: u64,
+        probe: LossProbe,
+        cum_ack: u64,
+        dsack: Option<(u64, u64)>,
+        pure_dupack: bool,
+    ) {
+        if cum_ack < probe.high_seq {
+            return;
+        }
+        let probe_reported_twice = dsack.is_some_and(|(_, end)| end == probe.high_seq);
+        if !probe.retransmitted || probe_reported_twice || pure_dupack {
+            self.loss_probe = None;
+        } else if cum_ack > probe.high_seq {
+            self.loss_probe = None;
+            self.stats.congestion_events += 1;
+            self.reduced_at_ns = now_ns;
+            let ev = CongestionEvent {
+                now_ns,
+                in_flight: self.board.in_flight() as u32,
+                lost: 0,
+            };
+            let path = self.path();
+            self.cc.on_congestion(&ev, &path);
+            self.cc_changed();
+        }
+    }
+
+    /// Whether the only segment taken for lost is the one a probe resent. The scoreboard
+    /// marks it so (a retransmission in flight is of a lost segment), but Linux sends the
+    /// probe without taking anything for lost, and leaves it to the ACKs that answer it
+    /// (`settle_probe`): the mark alone is no reason to enter recovery.
+    fn only_the_probe_is_lost(&self) -> bool {
+        self.loss_probe.is_some_and(|p| p.retransmitted)
+            && self.board.lost_out() == 1
+            && self.board.retrans_out() == 1
     }
 
     /// The persist timer fired: send one segment past the closed window, so that the ACK it
@@ -798,14 +887,19 @@ impl Sender {
                 self.board.on_retransmit(seq, tx);
                 self.stats.retransmits += 1;
                 if let Some(episode) = &mut self.episode {
-                    episode.on_retransmit(seq);
+                    episode.on_retransmit(seq, now_ns);
                 }
                 seq
             }
             Next::New => self.board.on_send_new(tx),
         };
         let payload_bytes = self.app.payload_bytes(seq);
-        out.push(Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes));
+        let tsval = if self.cfg.recovery.timestamps {
+            tsval(now_ns)
+        } else {
+            0
+        };
+        out.push(Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes).stamped(tsval));
         self.stats.packets_sent += 1;
         if self.ca_state == CaState::Recovery {
             self.reduction.on_send();

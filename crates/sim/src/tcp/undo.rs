@@ -9,7 +9,13 @@
 //! `tcp_try_undo_dsack`), and the sender may restore the window (RFC 4015 §3.2's response;
 //! Linux `tcp_undo_cwnd_reduction`: cwnd = max(cwnd, prior_cwnd), ssthresh =
 //! max(ssthresh, prior_ssthresh)).
+//!
+//! With timestamps (RFC 7323) the episode also keeps when its first retransmission left (Linux
+//! `retrans_stamp`): an ACK that echoes an older TSval was sent for an original, so the
+//! retransmission was not needed either (Eifel detection, RFC 3522 §3.2; Linux
+//! `tcp_packet_delayed`), without waiting for its D-SACK.
 
+use super::timestamps::{before, tsval};
 use crate::cc::CongestionControl;
 use crate::packet::Packet;
 
@@ -23,24 +29,34 @@ pub struct Episode {
     retransmitted_pkts: u64,
     /// Of those, how many the receiver reported as duplicates.
     dsacked_pkts: u64,
+    /// When the first retransmission of the episode left (Linux `retrans_stamp`).
+    first_retransmit_ns: Option<u64>,
 }
 
 impl Episode {
-    /// An episode starting with `snd_una` and `retrans_out` retransmissions already in flight
-    /// (Linux `tcp_init_undo` counts those too).
-    pub fn new(prior: Box<dyn CongestionControl>, snd_una: u64, retrans_out: u64) -> Self {
+    /// An episode starting with `snd_una` and `retrans_out` retransmissions already in flight,
+    /// the oldest sent at `oldest_retransmit_ns` (Linux `tcp_init_undo` counts those too, and
+    /// keeps `retrans_stamp` while any is out).
+    pub fn new(
+        prior: Box<dyn CongestionControl>,
+        snd_una: u64,
+        retrans_out: u64,
+        oldest_retransmit_ns: Option<u64>,
+    ) -> Self {
         Self {
             prior,
             marker_seq: snd_una,
             retransmitted_pkts: retrans_out,
             dsacked_pkts: 0,
+            first_retransmit_ns: oldest_retransmit_ns,
         }
     }
 
-    pub fn on_retransmit(&mut self, seq: u64) {
+    pub fn on_retransmit(&mut self, seq: u64, now_ns: u64) {
         if seq >= self.marker_seq {
             self.retransmitted_pkts += 1;
         }
+        self.first_retransmit_ns.get_or_insert(now_ns);
     }
 
     /// The receiver reported `[start, end)` received twice. Nothing on the simulated paths
@@ -53,6 +69,14 @@ impl Episode {
     /// RFC 3708 §3: every retransmission of the episode arrived after its original.
     pub fn all_retransmissions_dsacked(&self) -> bool {
         self.retransmitted_pkts > 0 && self.dsacked_pkts >= self.retransmitted_pkts
+    }
+
+    /// RFC 3522 §3.2: an ACK echoing `tsecr` acknowledges an original sent before the
+    /// episode's first retransmission. As Linux `tcp_packet_delayed`, also true when nothing
+    /// was retransmitted: no retransmission can have been the one needed.
+    pub fn echoes_an_original(&self, tsecr: u32) -> bool {
+        self.first_retransmit_ns
+            .is_none_or(|sent_ns| before(tsecr, tsval(sent_ns)))
     }
 
     pub fn prior(&self) -> &dyn CongestionControl {
@@ -103,8 +127,7 @@ mod tests {
         assert_eq!(dsack_block(&ack(10, &[])), None);
     }
 
-    #[test]
-    fn an_episode_is_undone_once_every_retransmission_is_reported_twice() {
+    fn reno() -> Box<dyn CongestionControl> {
         let init = Init {
             mss_bytes: 1448,
             initial_cwnd_pkts: 10.0,
@@ -112,18 +135,34 @@ mod tests {
         };
         let mut params = serde_json::Map::new();
         params.insert("name".into(), "reno".into());
-        let cc = registry::build(&params, &init).unwrap();
-        let mut e = Episode::new(cc, 100, 0);
+        registry::build(&params, &init).unwrap()
+    }
+
+    #[test]
+    fn an_episode_is_undone_once_every_retransmission_is_reported_twice() {
+        let mut e = Episode::new(reno(), 100, 0, None);
         assert!(
             !e.all_retransmissions_dsacked(),
             "nothing retransmitted yet"
         );
-        e.on_retransmit(100);
-        e.on_retransmit(101);
+        e.on_retransmit(100, 0);
+        e.on_retransmit(101, 0);
         e.on_dsack((90, 101)); // only 100 is of this episode
         assert!(!e.all_retransmissions_dsacked());
         e.on_dsack((101, 102));
         assert!(e.all_retransmissions_dsacked());
         assert_eq!(e.prior().cwnd(), 10.0);
+    }
+
+    #[test]
+    fn an_echo_older_than_the_first_retransmission_shows_an_original_arrived() {
+        // A retransmission already in flight when the episode began, sent at 250 ms, counts
+        // as its first (Linux keeps `retrans_stamp` while one is out).
+        let mut e = Episode::new(reno(), 100, 1, Some(250_000_000));
+        e.on_retransmit(101, 300_000_000);
+        assert!(e.echoes_an_original(249));
+        // The same millisecond is not older: the echo may be of the retransmission.
+        assert!(!e.echoes_an_original(250));
+        assert!(!e.echoes_an_original(300));
     }
 }

@@ -29,6 +29,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         lost_retransmission: Recovery::LINUX.lost_retransmission,
         tail_loss_probe: Recovery::LINUX.tail_loss_probe,
         undo: Recovery::LINUX.undo,
+        timestamps: Recovery::LINUX.timestamps,
         rto_in_recovery: Recovery::LINUX.rto_in_recovery,
         window_pkts: None,
         initial_cwnd_pkts: 10,
@@ -52,6 +53,7 @@ pub fn on_host(flow: Flow, recovery: Recovery) -> Flow {
         lost_retransmission: recovery.lost_retransmission,
         tail_loss_probe: recovery.tail_loss_probe,
         undo: recovery.undo,
+        timestamps: recovery.timestamps,
         rto_in_recovery: recovery.rto_in_recovery,
         ..flow
     }

@@ -51,7 +51,7 @@ impl AckAggregation {
             }
         }
         let epoch_ns = now_ns.saturating_sub(self.epoch_start_ns) as f64;
-        let mut expected_pkts = (bw_pkts_per_ns * epoch_ns).floor() as u64;
+        let mut expected_pkts = whole_pkts(bw_pkts_per_ns * epoch_ns);
         let behind = self.epoch_acked_pkts <= expected_pkts;
         if behind || self.epoch_acked_pkts + acked_pkts >= EPOCH_RESET_PKTS {
             self.epoch_start_ns = now_ns;
@@ -59,7 +59,7 @@ impl AckAggregation {
             expected_pkts = 0;
         }
         self.epoch_acked_pkts += acked_pkts;
-        let extra_pkts = (self.epoch_acked_pkts - expected_pkts).min(cwnd_pkts as u64);
+        let extra_pkts = (self.epoch_acked_pkts - expected_pkts).min(whole_pkts(cwnd_pkts));
         let largest = &mut self.extra_pkts[self.window];
         *largest = (*largest).max(extra_pkts);
     }
@@ -71,6 +71,13 @@ impl AckAggregation {
         let cap = (bw_pkts_per_ns * MAX_AGGREGATION_NS).floor();
         (gain * largest).floor().min(cap)
     }
+}
+
+/// `pkts` rounded down, for the non-negative counts here. Through `i64`, which x86-64 converts
+/// in one instruction where `u64` takes a dozen on every ACK; the same for any count below
+/// 2^63.
+fn whole_pkts(pkts: f64) -> u64 {
+    pkts as i64 as u64
 }
 
 #[cfg(test)]

@@ -24,8 +24,10 @@ impl MaxFilter {
     }
 
     /// A sample taken in `round`. As in Linux the window moves only when samples arrive, so a
-    /// quiet or application-limited spell never erases the estimate.
-    pub fn update(&mut self, round: u64, value: f64) {
+    /// quiet or application-limited spell never erases the estimate. Returns whether the
+    /// maximum changed, which most samples leave as it was.
+    pub fn update(&mut self, round: u64, value: f64) -> bool {
+        let before = self.get();
         while self.best.back().is_some_and(|&(_, best)| best <= value) {
             self.best.pop_back();
         }
@@ -41,6 +43,7 @@ impl MaxFilter {
         {
             self.best.pop_front();
         }
+        self.get() != before
     }
 
     /// The maximum, 0 before any sample.
@@ -56,7 +59,9 @@ impl MaxFilter {
 pub struct MinRtt {
     window_ns: u64,
     rtt_ns: Option<u64>,
-    stamp_ns: u64,
+    /// When the estimate expires, stamp plus window (`u64::MAX` before the first sample):
+    /// every ACK asks, so the sum is kept.
+    expires_ns: u64,
 }
 
 impl MinRtt {
@@ -64,7 +69,7 @@ impl MinRtt {
         Self {
             window_ns,
             rtt_ns: None,
-            stamp_ns: 0,
+            expires_ns: u64::MAX,
         }
     }
 
@@ -74,19 +79,23 @@ impl MinRtt {
 
     /// The estimate has gone `window_ns` without being confirmed; time for PROBE_RTT.
     pub fn is_expired(&self, now_ns: u64) -> bool {
-        self.rtt_ns.is_some() && now_ns > self.stamp_ns + self.window_ns
+        now_ns > self.expires_ns
     }
 
-    pub fn update(&mut self, now_ns: u64, sample_ns: u64) {
+    /// Returns whether the estimate changed.
+    pub fn update(&mut self, now_ns: u64, sample_ns: u64) -> bool {
         if self.is_expired(now_ns) || self.rtt_ns.is_none_or(|rtt| sample_ns < rtt) {
+            let changed = self.rtt_ns != Some(sample_ns);
             self.rtt_ns = Some(sample_ns);
-            self.stamp_ns = now_ns;
+            self.restamp(now_ns);
+            return changed;
         }
+        false
     }
 
     /// PROBE_RTT has just measured the path with an empty queue: the estimate is fresh.
     pub fn restamp(&mut self, now_ns: u64) {
-        self.stamp_ns = now_ns;
+        self.expires_ns = now_ns + self.window_ns;
     }
 }
 

@@ -8,14 +8,15 @@
 //! `full_pipe.rs` says the bandwidth stopped growing; loss only limits recovery
 //! (`recovery.rs`), which BBR runs itself (`owns_recovery`).
 //!
-//! cwnd keeps room for ACKs that come in bursts (`ack_aggregation.rs`, Linux 4.19 on). Left out
-//! of Linux v1: the long-term (policer) bandwidth estimate, which only a policer (a token
-//! bucket that drops rather than queues) exercises. The send quantum is Linux's floor of 2
-//! packets, since the simulated sender has no TSO.
+//! cwnd keeps room for ACKs that come in bursts (`ack_aggregation.rs`, Linux 4.19 on). A
+//! token-bucket policer, which drops rather than queues, is detected from lossy intervals at a
+//! steady rate, and its rate then stands in for the bandwidth estimate (`lt_bw.rs`). The send
+//! quantum is Linux's floor of 2 packets, since the simulated sender has no TSO.
 
 mod ack_aggregation;
 mod filters;
 mod full_pipe;
+mod lt_bw;
 mod modes;
 mod recovery;
 mod round;
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use self::ack_aggregation::AckAggregation;
 use self::filters::{MaxFilter, MinRtt};
 use self::full_pipe::FullPipe;
+use self::lt_bw::{LtBw, LtChange, LtSample};
 use self::modes::{GainCycle, Mode, ProbeRtt, HIGH_GAIN, MIN_CWND_PKTS};
 use self::recovery::{Recovery, RecoveryCwnd};
 use super::check;
@@ -62,6 +64,9 @@ pub struct BbrParams {
     /// How much of the ACK aggregation measured cwnd keeps room for (Linux
     /// `bbr_extra_acked_gain` = 1); 0 turns the allowance off, as before Linux 4.19.
     pub extra_acked_gain: f64,
+    /// Detect a token-bucket policer and send at its rate (Linux `lt_bw`, in v1 since 4.9);
+    /// false turns it off.
+    pub long_term_bw: bool,
 }
 
 impl Default for BbrParams {
@@ -72,6 +77,7 @@ impl Default for BbrParams {
             min_rtt_window_ns: 10 * NS_PER_SEC,
             probe_rtt_duration_ns: 200 * NS_PER_MS,
             extra_acked_gain: 1.0,
+            long_term_bw: true,
         }
     }
 }
@@ -91,12 +97,37 @@ impl BbrParams {
 /// ACKs arrive, and working it out again on each ACK took two divisions, a quarter of `on_ack`.
 #[derive(Debug, Clone, Copy, Default)]
 struct Bdp {
-    max_bw_bps: f64,
+    bw_bps: f64,
     /// The same bandwidth in packets per nanosecond, as the ACK-aggregation estimate reads it.
     bw_pkts_per_ns: f64,
     min_rtt_ns: Option<u64>,
     /// `None` until there is an RTT sample.
     pkts: Option<f64>,
+}
+
+impl Bdp {
+    /// Work it out again if an estimate changed.
+    fn refresh(&mut self, bw_bps: f64, min_rtt_ns: Option<u64>, mss_bits: f64) {
+        if bw_bps != self.bw_bps || min_rtt_ns != self.min_rtt_ns {
+            let pkts =
+                min_rtt_ns.map(|rtt_ns| bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / mss_bits);
+            *self = Self {
+                bw_bps,
+                bw_pkts_per_ns: bw_bps / mss_bits / NS_PER_SEC as f64,
+                min_rtt_ns,
+                pkts,
+            };
+        }
+    }
+
+    /// `gain` times the BDP, whole packets rounded up (Linux `bbr_bdp`); `initial_cwnd` until
+    /// there is an RTT sample.
+    fn pkts(&self, gain: f64, initial_cwnd: f64) -> f64 {
+        match self.pkts {
+            Some(bdp_pkts) => (gain * bdp_pkts).ceil(),
+            None => initial_cwnd,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -108,8 +139,14 @@ pub struct Bbr {
     /// Bottleneck bandwidth, bit/s.
     max_bw: MaxFilter,
     min_rtt: MinRtt,
-    /// The BDP at a gain of 1, packets, for the current estimates.
+    /// The BDP at a gain of 1 for the current estimates (Linux `bbr_max_bw`)...
     bdp: Bdp,
+    /// ...and for the model's bandwidth (Linux `bbr_bw`): the policed rate while that is in
+    /// use, else a copy of `bdp`, so the ACK path needs not ask which.
+    model_bdp: Bdp,
+    lt_bw: LtBw,
+    /// Packets marked lost since the start, as the ACKs reported them (Linux `tp->lost`).
+    lost_pkts: u64,
     full_pipe: FullPipe,
     ack_aggregation: AckAggregation,
     mode: Mode,
@@ -137,6 +174,9 @@ impl Bbr {
             max_bw: MaxFilter::new(params.bw_window_rounds),
             min_rtt: MinRtt::new(params.min_rtt_window_ns),
             bdp: Bdp::default(),
+            model_bdp: Bdp::default(),
+            lt_bw: LtBw::default(),
+            lost_pkts: 0,
             full_pipe: FullPipe::default(),
             ack_aggregation: AckAggregation::default(),
             mode: Mode::Startup,
@@ -163,33 +203,20 @@ impl Bbr {
         HIGH_GAIN * bw_bps * (1.0 - PACING_MARGIN)
     }
 
-    /// `gain` times the bandwidth-delay product, whole packets rounded up (Linux `bbr_bdp`);
-    /// the initial window until there is an RTT sample.
-    fn bdp_pkts(&self, gain: f64) -> f64 {
-        match self.bdp.pkts {
-            Some(bdp_pkts) => (gain * bdp_pkts).ceil(),
-            None => self.initial_cwnd,
-        }
-    }
-
-    /// Work the BDP out again if an estimate changed.
+    /// Work the BDPs out again: an estimate changed.
     fn refresh_bdp(&mut self) {
-        let (max_bw_bps, min_rtt_ns) = (self.max_bw.get(), self.min_rtt.get());
-        if max_bw_bps != self.bdp.max_bw_bps || min_rtt_ns != self.bdp.min_rtt_ns {
-            let pkts = min_rtt_ns
-                .map(|rtt_ns| max_bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / self.mss_bits());
-            self.bdp = Bdp {
-                max_bw_bps,
-                bw_pkts_per_ns: max_bw_bps / self.mss_bits() / NS_PER_SEC as f64,
-                min_rtt_ns,
-                pkts,
-            };
+        let (min_rtt_ns, mss_bits) = (self.min_rtt.get(), self.mss_bits());
+        self.bdp.refresh(self.max_bw.get(), min_rtt_ns, mss_bits);
+        match self.lt_bw.bw_bps() {
+            Some(lt_bw_bps) => self.model_bdp.refresh(lt_bw_bps, min_rtt_ns, mss_bits),
+            None => self.model_bdp = self.bdp,
         }
     }
 
-    /// The in-flight target for `gain` (Linux `bbr_inflight`).
+    /// The in-flight target for `gain` from the max filter's bandwidth (Linux `bbr_inflight`
+    /// with `bbr_max_bw`, as the gain cycle and DRAIN use it).
     fn inflight_pkts(&self, gain: f64) -> f64 {
-        self.quantization_budget(self.bdp_pkts(gain))
+        self.quantization_budget(self.bdp.pkts(gain, self.initial_cwnd))
     }
 
     /// `pkts` plus three send quanta, rounded up to even (fewer delayed-ACK stalls), plus the
@@ -215,10 +242,35 @@ impl Bbr {
         let Some(rate) = ack.rate.filter(|r| r.interval_ns > 0) else {
             return;
         };
+        let is_app_limited = self.is_app_limited(&rate, path);
+        if self.params.long_term_bw && (ack.lost > 0 || !self.lt_bw.is_idle()) {
+            self.update_lt_bw(&LtSample {
+                now_ns: ack.now_ns,
+                delivered_pkts: path.delivered,
+                lost_pkts: self.lost_pkts,
+                losses: ack.lost > 0,
+                round_start: ack.round_start,
+                is_app_limited,
+                in_probe_bw: matches!(self.mode, Mode::ProbeBw(_)),
+            });
+        }
         let bw_bps = rate.bps(self.mss_bytes);
-        if !self.is_app_limited(&rate, path) || bw_bps >= self.max_bw.get() {
-            self.max_bw.update(path.round, bw_bps);
+        let counts = !is_app_limited || bw_bps >= self.max_bw.get();
+        if counts && self.max_bw.update(path.round, bw_bps) {
             self.refresh_bdp();
+        }
+    }
+
+    /// Linux `bbr_lt_bw_sampling`; at the end of the policed rounds, gain cycling starts
+    /// again from a random phase (Linux `bbr_reset_probe_bw_mode`).
+    fn update_lt_bw(&mut self, sample: &LtSample) {
+        match self.lt_bw.on_sample(sample, self.mss_bytes) {
+            LtChange::None => {}
+            LtChange::Policed => self.refresh_bdp(),
+            LtChange::Released => {
+                self.refresh_bdp();
+                self.enter_probe_bw(sample.now_ns);
+            }
         }
     }
 
@@ -228,18 +280,25 @@ impl Bbr {
             return;
         }
         if ack.rate.is_some_and(|r| r.interval_ns > 0) {
-            let (acked, bw) = (u64::from(ack.acked), self.bdp.bw_pkts_per_ns);
+            let (acked, bw) = (u64::from(ack.acked), self.model_bdp.bw_pkts_per_ns);
             let aggregation = &mut self.ack_aggregation;
             aggregation.on_ack(ack.now_ns, acked, ack.round_start, bw, self.cwnd);
         }
     }
 
+    /// While policed the pacing gain is 1, whose phases last a min_rtt (Linux
+    /// `bbr_is_next_cycle_phase` reads the gain `bbr_lt_bw_interval_done` set).
     fn update_cycle_phase(&mut self, ack: &Ack) {
-        let (Mode::ProbeBw(cycle), Some(min_rtt_ns)) = (self.mode, self.min_rtt.get()) else {
+        let (Mode::ProbeBw(cycle), Some(min_rtt_ns)) = (&self.mode, self.min_rtt.get()) else {
             return;
         };
-        if cycle.phase_done(ack, min_rtt_ns, |gain| self.inflight_pkts(gain)) {
-            let mut next = cycle;
+        let done = if self.lt_bw.bw_bps().is_some() {
+            cycle.full_length(ack.now_ns, min_rtt_ns)
+        } else {
+            cycle.phase_done(ack, min_rtt_ns, |gain| self.inflight_pkts(gain))
+        };
+        if done {
+            let mut next = *cycle;
             next.advance(ack.now_ns);
             self.mode = Mode::ProbeBw(next);
         }
@@ -255,11 +314,11 @@ impl Bbr {
     /// STARTUP → DRAIN once the pipe is full; DRAIN → PROBE_BW once in-flight is down to the
     /// BDP, possibly on the same ACK (Linux `bbr_check_drain`).
     fn check_drain(&mut self, ack: &Ack) {
-        if self.mode == Mode::Startup && self.full_pipe.reached() {
+        if matches!(self.mode, Mode::Startup) && self.full_pipe.reached() {
             self.mode = Mode::Drain;
             self.ssthresh = self.inflight_pkts(1.0);
         }
-        if self.mode == Mode::Drain && f64::from(ack.in_flight) <= self.inflight_pkts(1.0) {
+        if matches!(self.mode, Mode::Drain) && f64::from(ack.in_flight) <= self.inflight_pkts(1.0) {
             self.enter_probe_bw(ack.now_ns);
         }
     }
@@ -284,8 +343,9 @@ impl Bbr {
     fn update_min_rtt(&mut self, ack: &Ack, path: &Path) {
         let expired = self.min_rtt.is_expired(ack.now_ns);
         if let Some(rtt_ns) = ack.rtt_ns {
-            self.min_rtt.update(ack.now_ns, rtt_ns);
-            self.refresh_bdp();
+            if self.min_rtt.update(ack.now_ns, rtt_ns) {
+                self.refresh_bdp();
+            }
         }
         let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt(_));
         if expired && !self.idle_restart && !in_probe_rtt {
@@ -301,6 +361,14 @@ impl Bbr {
         }
     }
 
+    /// The mode's pacing gain, 1 in PROBE_BW while policed (Linux `bbr_update_gains`).
+    fn pacing_gain(&self) -> f64 {
+        match self.mode {
+            Mode::ProbeBw(_) if self.lt_bw.bw_bps().is_some() => 1.0,
+            mode => mode.pacing_gain(),
+        }
+    }
+
     /// Linux `bbr_set_pacing_rate`: until the pipe is full the rate only rises, so a sample
     /// from a slow first round cannot stall STARTUP.
     fn set_pacing_rate(&mut self, gain: f64, path: &Path) {
@@ -308,7 +376,7 @@ impl Bbr {
             self.has_seen_rtt = true;
             self.pacing_rate_bps = self.startup_rate_bps(path.srtt_ns);
         }
-        let rate_bps = gain * self.max_bw.get() * (1.0 - PACING_MARGIN);
+        let rate_bps = gain * self.model_bdp.bw_bps * (1.0 - PACING_MARGIN);
         if self.full_pipe.reached() || rate_bps > self.pacing_rate_bps {
             self.pacing_rate_bps = rate_bps;
         }
@@ -330,10 +398,14 @@ impl Bbr {
     /// cwnd's target: `cwnd_gain · BDP`, once the pipe is full with room for the ACK
     /// aggregation measured, then the send quanta (Linux `bbr_set_cwnd`).
     fn cwnd_target_pkts(&self) -> f64 {
-        let bdp_pkts = self.bdp_pkts(self.mode.cwnd_gain(self.params.cwnd_gain));
+        let bdp = &self.model_bdp;
+        let bdp_pkts = bdp.pkts(
+            self.mode.cwnd_gain(self.params.cwnd_gain),
+            self.initial_cwnd,
+        );
         let gain = self.params.extra_acked_gain;
         let aggregation_pkts = if self.full_pipe.reached() && gain > 0.0 {
-            let bw = self.bdp.bw_pkts_per_ns;
+            let bw = bdp.bw_pkts_per_ns;
             self.ack_aggregation.cwnd_pkts(gain, bw)
         } else {
             0.0
@@ -358,13 +430,14 @@ impl Bbr {
 impl CongestionControl for Bbr {
     /// Linux `bbr_main`, in its order: the model, then the mode, then the outputs.
     fn on_ack(&mut self, ack: &Ack, path: &Path) {
+        self.lost_pkts += u64::from(ack.lost);
         self.update_bw(ack, path);
         self.update_ack_aggregation(ack);
         self.update_cycle_phase(ack);
         self.check_full_pipe(ack, path);
         self.check_drain(ack);
         self.update_min_rtt(ack, path);
-        self.set_pacing_rate(self.mode.pacing_gain(), path);
+        self.set_pacing_rate(self.pacing_gain(), path);
         if ack.acked > 0 {
             self.set_cwnd(ack, path);
             self.idle_restart = false;
@@ -377,13 +450,25 @@ impl CongestionControl for Bbr {
         self.recovery.save_cwnd(self.cwnd, in_probe_rtt);
     }
 
-    fn on_timeout(&mut self, _now_ns: u64, _path: &Path) {
-        // Linux `tcp_enter_loss` with `bbr_ssthresh` and `bbr_set_state(TCP_CA_Loss)`.
+    fn on_timeout(&mut self, now_ns: u64, path: &Path) {
+        // Linux `tcp_enter_loss` with `bbr_ssthresh` and `bbr_set_state(TCP_CA_Loss)`, which
+        // takes the timeout for a lossy end of a round.
         let in_probe_rtt = matches!(self.mode, Mode::ProbeRtt(_));
         self.recovery.save_cwnd(self.cwnd, in_probe_rtt);
         self.recovery.on_timeout();
         self.full_pipe.forget_plateau();
         self.cwnd = 1.0;
+        if self.params.long_term_bw {
+            self.update_lt_bw(&LtSample {
+                now_ns,
+                delivered_pkts: path.delivered,
+                lost_pkts: self.lost_pkts,
+                losses: true,
+                round_start: true,
+                is_app_limited: false,
+                in_probe_bw: matches!(self.mode, Mode::ProbeBw(_)),
+            });
+        }
     }
 
     fn on_idle_restart(&mut self, now_ns: u64, _idle_ns: u64, path: &Path) {

@@ -99,7 +99,7 @@ impl GainCycle {
         min_rtt_ns: u64,
         inflight_for: impl Fn(f64) -> f64,
     ) -> bool {
-        let full_length = ack.now_ns - self.phase_start_ns > min_rtt_ns;
+        let full_length = self.full_length(ack.now_ns, min_rtt_ns);
         let in_flight = f64::from(ack.prior_in_flight);
         let gain = self.gain();
         if gain > 1.0 {
@@ -109,6 +109,11 @@ impl GainCycle {
         } else {
             full_length
         }
+    }
+
+    /// The phase has lasted a min_rtt.
+    pub fn full_length(&self, now_ns: u64, min_rtt_ns: u64) -> bool {
+        now_ns - self.phase_start_ns > min_rtt_ns
     }
 
     pub fn advance(&mut self, now_ns: u64) {

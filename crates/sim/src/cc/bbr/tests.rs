@@ -447,3 +447,68 @@ fn acks_in_a_burst_widen_cwnd_by_what_they_brought_beyond_the_estimate() {
     let targets = [with.bbr.cwnd_target_pkts(), without.bbr.cwnd_target_pkts()];
     assert_eq!(targets[0] - targets[1], 300.0, "{targets:?}");
 }
+
+#[test]
+fn a_policer_found_in_two_lossy_rounds_of_four_sets_the_rate_for_48_rounds() {
+    let mut f = Flow::in_probe_bw(1).without_aggregation();
+    // A 20 Mb/s policer: each 40 ms round delivers 80 packets and loses 30.
+    let policed = |f: &Flow, lost| Ack {
+        acked: 80,
+        lost,
+        round_start: true,
+        rate: Some(rate(20)),
+        ..f.ack(RTT_NS)
+    };
+    // The first loss starts sampling, in a round that counts: the intervals end on the 4th
+    // and the 8th lossy round.
+    for _ in 0..7 {
+        f.send(policed(&f, 30));
+        assert_eq!(
+            f.bbr.lt_bw.bw_bps(),
+            None,
+            "not two intervals of 4 rounds yet"
+        );
+    }
+    f.send(policed(&f, 30));
+    assert_eq!(f.bbr.lt_bw.bw_bps(), Some(20e6));
+    assert_eq!(
+        f.bbr.max_bw.get(),
+        47e6,
+        "the max filter still holds the burst's rate"
+    );
+    for round in 0..48 {
+        assert!(
+            close(f.pacing_bps(), 20e6 * 0.99),
+            "round {round}: gain 1, never probing"
+        );
+        let probing_extra = if f.phase() == 0 { 2.0 } else { 0.0 };
+        assert_eq!(
+            f.bbr.cwnd(),
+            2.0 * 80.0 + 6.0 + probing_extra,
+            "2 BDPs at 20 Mb/s"
+        );
+        f.send(policed(&f, 0));
+    }
+    assert_eq!(
+        f.bbr.lt_bw.bw_bps(),
+        None,
+        "48 rounds: back to the max filter"
+    );
+}
+
+#[test]
+fn with_long_term_bw_off_a_policer_is_never_found() {
+    let mut f = Flow::in_probe_bw(1);
+    f.bbr.params.long_term_bw = false;
+    for _ in 0..20 {
+        f.send(Ack {
+            acked: 80,
+            lost: 30,
+            round_start: true,
+            rate: Some(rate(20)),
+            ..f.ack(RTT_NS)
+        });
+    }
+    assert_eq!(f.bbr.lt_bw.bw_bps(), None);
+    assert!(f.bbr.lt_bw.is_idle());
+}

@@ -84,9 +84,24 @@ impl Harness {
         Sent { retransmitted, new }
     }
 
-    /// An ACK at `now_ns`: cumulative up to `cum_ack`, with SACK blocks `[start, end)`.
+    /// An ACK at `now_ns`: cumulative up to `cum_ack`, with SACK blocks `[start, end)`. It
+    /// echoes the clock now, as if the segment that made it had just left: never older than
+    /// a retransmission, so that no test undoes by timestamps unless it means to
+    /// (`ack_echoing`).
     fn ack(&mut self, now_ns: u64, cum_ack: u64, blocks: &[(u64, u64)]) -> Sent {
+        self.ack_echoing(now_ns, tsval(now_ns), cum_ack, blocks)
+    }
+
+    /// The same ACK echoing TSval `tsecr` (RFC 7323 §4.3).
+    fn ack_echoing(
+        &mut self,
+        now_ns: u64,
+        tsecr: u32,
+        cum_ack: u64,
+        blocks: &[(u64, u64)],
+    ) -> Sent {
         let mut ack = Packet::ack(0, cum_ack, 52);
+        ack.timestamp = tsecr;
         for (slot, &(start, end)) in ack.sack.iter_mut().zip(blocks) {
             *slot = SackBlock::relative_to(cum_ack, start, end);
         }
@@ -637,4 +652,152 @@ fn a_timeout_during_recovery_keeps_the_ssthresh_recovery_set() {
             (1.0, ssthresh[1])
         );
     }
+}
+
+/// The Linux host without timestamps: undo by D-SACK and F-RTO only.
+const LINUX_WITHOUT_TIMESTAMPS: Recovery = Recovery {
+    timestamps: false,
+    ..Recovery::LINUX
+};
+
+#[test]
+fn an_ack_echoing_a_segment_sent_before_a_timeout_undoes_it() {
+    // Eifel (RFC 3522 §3.2; Linux `tcp_try_undo_loss`): the timer fires at 1 s (no RTT sample
+    // yet) and resends 0; the next ACK covers only 0, so F-RTO (which needs never-resent data
+    // acknowledged) cannot tell, but it echoes 0's original TSval (0 ms, before the
+    // retransmission at 1000 ms): the timeout was spurious. An echo of the retransmission, or
+    // no timestamps, leave the timeout standing.
+    for (recovery, tsecr, undone) in [
+        (Recovery::LINUX, 0, true),
+        (Recovery::LINUX, 1000, false),
+        (LINUX_WITHOUT_TIMESTAMPS, 0, false),
+    ] {
+        let mut h = Harness::start_on(true, recovery);
+        let (fired_ns, sent) = h.fire_rto();
+        assert_eq!((fired_ns, sent.retransmitted), (NS_PER_SEC, vec![0]));
+        assert_eq!((h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()), (1.0, 5.0));
+        h.ack_echoing(NS_PER_SEC + MS, tsecr, 1, &[]);
+        assert_eq!(h.sender.stats.undos, u64::from(undone), "{tsecr}");
+        if undone {
+            assert_eq!(h.sender.ca_state(), CaState::Open);
+            assert_eq!(h.sender.ssthresh_pkts(), f64::INFINITY);
+            // The window before the timeout, and slow start's one for the segment acked.
+            assert_eq!(h.sender.cwnd_pkts(), INITIAL_WINDOW + 1.0);
+            assert_eq!(
+                h.sender.board.lost_out(),
+                0,
+                "1..10 are in flight after all"
+            );
+        } else {
+            assert_eq!(h.sender.ca_state(), CaState::Loss);
+            assert_eq!(h.sender.ssthresh_pkts(), 5.0);
+        }
+    }
+}
+
+#[test]
+fn timestamps_undo_a_fast_retransmit_the_path_s_reordering_caused_before_any_d_sack() {
+    // Segment 0 was delayed behind 1..4, not lost: fast recovery resends it at 100 ms. The
+    // original then arrives and the ACK that reaches the recovery point echoes its TSval
+    // (0 ms): the retransmission was not needed, and recovery ends undone (Linux
+    // `tcp_try_undo_recovery`), where without timestamps the D-SACK of the retransmission
+    // would be needed.
+    for (recovery, undone) in [(Recovery::LINUX, true), (LINUX_WITHOUT_TIMESTAMPS, false)] {
+        let mut h = Harness::start_on(true, recovery);
+        let sent = h.lose_the_first_segment();
+        assert_eq!(sent.retransmitted, [0]);
+        assert_eq!(h.sender.ssthresh_pkts(), 6.0);
+        let recovery_point = h.sender.recovery_point;
+        h.ack_echoing(150 * MS, 0, recovery_point, &[]);
+        assert_eq!(h.sender.ca_state(), CaState::Open);
+        assert_eq!(h.sender.stats.undos, u64::from(undone));
+        let ssthresh = if undone { f64::INFINITY } else { 6.0 };
+        assert_eq!(h.sender.ssthresh_pkts(), ssthresh);
+        if undone {
+            let cwnd = h.sender.cwnd_pkts();
+            assert!(cwnd >= 12.0, "the window before the reduction: {cwnd}");
+        }
+    }
+}
+
+#[test]
+fn a_partial_ack_echoing_an_original_undoes_once_no_retransmission_is_in_flight() {
+    // Linux `tcp_try_undo_partial`: the late original of 0 moves snd_una to 4, short of the
+    // recovery point, echoing its own TSval. With the retransmission of 0 the only one, none
+    // is left in flight: the reduction is undone within recovery, cwnd back at 12, and
+    // nothing is taken for lost any more. If 4 was lost too and its retransmission is still
+    // out, Linux waits.
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.lose_the_first_segment();
+    assert_eq!(h.sender.cwnd_pkts(), 6.0);
+    h.ack_echoing(110 * MS, 0, 4, &[]);
+    assert_eq!(h.sender.stats.undos, 1);
+    // The window before the reduction, and slow start's one for the segment acked.
+    assert_eq!(
+        (h.sender.cwnd_pkts(), h.sender.ssthresh_pkts()),
+        (13.0, f64::INFINITY)
+    );
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert_eq!(h.sender.board.lost_out(), 0);
+
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.lose_the_first_segment();
+    let sent = h.ack(130 * MS, 0, &[(5, 12), (1, 4)]);
+    assert_eq!(sent.retransmitted, [4]);
+    h.ack_echoing(150 * MS, 0, 4, &[(5, 12)]);
+    assert_eq!(h.sender.stats.undos, 0);
+    assert_eq!(h.sender.ca_state(), CaState::Recovery);
+    assert_eq!(h.sender.ssthresh_pkts(), 6.0);
+}
+
+/// A transfer of ten segments whose ACKs stop after 0..7: at 300 ms a tail loss probe resends
+/// segment 9 (see `a_tail_loss_probe_resends_...`).
+fn probe_the_tail() -> Harness {
+    let mut h = lose_the_tail(Recovery::LINUX);
+    let probe_ns = h.rto_wakes.pop_first().expect("the probe's timer");
+    let sent = h.call(|s, out| s.on_rto_wake(probe_ns, out));
+    assert_eq!((probe_ns, sent.retransmitted), (300 * MS, vec![9]));
+    h
+}
+
+#[test]
+fn a_tail_loss_probe_whose_d_sack_shows_it_unneeded_reduces_nothing() {
+    // RFC 8985 §7.4, Linux `tcp_process_tlp_ack`: the tail was only late. Its ACKs come after
+    // the probe: the probe's own lost mark starts no recovery, and the D-SACK of the probe
+    // ends its episode: no reduction, so nothing to undo either.
+    let mut h = probe_the_tail();
+    h.ack(305 * MS, 8, &[]);
+    assert_eq!(
+        h.sender.ca_state(),
+        CaState::Open,
+        "no recovery for the probe"
+    );
+    h.ack(306 * MS, 10, &[]);
+    assert!(
+        h.sender.loss_probe.is_some(),
+        "the probe's answer is still due"
+    );
+    h.ack(400 * MS, 10, &[(9, 10)]);
+    assert!(h.sender.loss_probe.is_none());
+    let stats = &h.sender.stats;
+    assert_eq!((stats.congestion_events, stats.undos), (0, 0));
+    assert_eq!(h.sender.ssthresh_pkts(), f64::INFINITY);
+}
+
+#[test]
+fn a_tail_loss_probe_that_repaired_a_loss_reduces_the_window_once_acks_pass_it() {
+    // Segments 7 and 8 arrived, 9 was lost and the probe repaired it: the ACK reaches the
+    // probe's snd_nxt with no D-SACK. Linux reduces (CWR, at once, no recovery) when an ACK
+    // goes beyond it, here for data the application writes next.
+    let mut h = probe_the_tail();
+    h.ack(400 * MS, 10, &[]);
+    assert_eq!(h.events(), 0);
+    let cwnd = h.sender.cwnd_pkts();
+    let sent = h.call(|s, out| s.write(400 * MS, 2 * u64::from(MSS), out).1);
+    assert_eq!(sent.new, [10, 11]);
+    h.ack(500 * MS, 12, &[]);
+    assert_eq!(h.events(), 1);
+    assert_eq!(h.sender.ssthresh_pkts(), (cwnd / 2.0).floor().max(2.0));
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    assert!(h.sender.loss_probe.is_none());
 }
