@@ -263,6 +263,10 @@ impl Receiver {
 
     /// The out-of-order range holding segment `seq`.
     fn range_holding(&self, seq: u64) -> Option<(u64, u64)> {
+        // Arrivals mostly lie above every range: answer those without a search.
+        if self.out_of_order.back().is_none_or(|r| r.1 <= seq) {
+            return None;
+        }
         let i = self.out_of_order.partition_point(|r| r.1 <= seq);
         self.out_of_order.get(i).copied().filter(|&(s, _)| s <= seq)
     }
