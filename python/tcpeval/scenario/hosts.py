@@ -15,8 +15,9 @@ may set any of them itself. The simulator's sender reads the resolved switches
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
   open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), and,
-  as now, timestamps (on by default since 2.2; their undo, `tcp_packet_delayed`, since 2.4),
-  D-SACK and F-RTO undo and ssthresh kept across a timeout in recovery.
+  as now, timestamps and their undo (2.6 had both: `tcp_timestamps` on by default,
+  `tcp_packet_delayed`), D-SACK and F-RTO undo and ssthresh kept across a timeout in
+  recovery.
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
   window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window
