@@ -17,10 +17,10 @@ may set any of them itself. The simulator's sender reads the resolved switches
   DupThresh loss detection, lost retransmissions sent again without a reduction
   (`tcp_mark_lost_retrans`), no tail loss probes, an ACK for every segment while a hole is
   open, the initial window of RFC 3390 (3 segments of 1448 bytes, 2 of jumbo frames), and,
-  as now, timestamps (on by default since 2.2; their undo, `tcp_packet_delayed`, since 2.4),
-  D-SACK and F-RTO undo and ssthresh kept across a timeout in recovery; segment by segment:
-  the frames of `tso` are sized by the pacing rate (Linux 3.12), which these kernels did not
-  have (docs/hosts.md says why off is the nearer choice).
+  as now, timestamps and their undo (2.6 had both: `tcp_timestamps` on by default,
+  `tcp_packet_delayed`), D-SACK and F-RTO undo and ssthresh kept across a timeout in
+  recovery; segment by segment: the frames of `tso` are sized by the pacing rate (Linux
+  3.12), which these kernels did not have (docs/hosts.md says why off is the nearer choice).
 - `rfc`: the textbook sender, and this simulator's behaviour before host profiles: RFC 6675
   recovery with cwnd at ssthresh at once, DupThresh, a lost retransmission lowering the
   window again (RFC 5681 §4.3), no tail loss probes, SACK compression, an initial window

@@ -642,16 +642,19 @@ impl Sender {
         let Some(episode) = &self.episode else {
             return;
         };
+        // Most ACKs come in Open, where only D-SACKs can undo: the echo is read only within
+        // the episode.
+        let in_episode = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
         let spurious_timeout = self.ca_state == CaState::Loss
             && self
                 .frto_since_ns
                 .zip(delivered.oldest_clean_sent_ns)
                 .is_some_and(|(timeout_ns, sent_ns)| sent_ns < timeout_ns);
-        let by_timestamps = echo.is_some_and(|tsecr| self.eifel_undoes(episode, tsecr));
+        let by_timestamps =
+            in_episode && echo.is_some_and(|tsecr| self.eifel_undoes(episode, tsecr));
         if !(spurious_timeout || by_timestamps || episode.all_retransmissions_dsacked()) {
             return;
         }
-        let in_episode = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
         let prior = self.episode.take().expect("checked above").into_prior();
         if in_episode || prior.cwnd() > self.cc.cwnd() {
             self.cc = prior;

@@ -802,4 +802,25 @@ fn a_tail_loss_probe_that_repaired_a_loss_reduces_the_window_once_acks_pass_it()
     assert_eq!(h.sender.ca_state(), CaState::Open);
     assert!(h.sender.loss_probe.is_none());
 }
+
+#[test]
+fn without_sack_timestamps_undo_a_fast_retransmit_too() {
+    // Eifel needs no SACK (RFC 3522): the third duplicate ACK resends 0 at 100 ms; 0 was
+    // only late, and the ACK that its original makes (covering 0..10, short of the recovery
+    // point) echoes its TSval. No retransmission is left in flight: the reduction is undone,
+    // and the duplicate ACKs it counted are spent by the cumulative ACK, so no new recovery
+    // follows.
+    let mut h = Harness::start_on(false, Recovery::LINUX);
+    for _ in 0..3 {
+        h.ack(100 * MS, 0, &[]);
+    }
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Recovery, 1));
+    assert!(h.sender.recovery_point > 10);
+    h.ack_echoing(110 * MS, 0, 10, &[]);
+    assert_eq!(h.sender.stats.undos, 1);
+    assert_eq!(h.sender.ssthresh_pkts(), f64::INFINITY);
+    h.ack(120 * MS, 11, &[]);
+    assert_eq!((h.sender.ca_state(), h.events()), (CaState::Open, 1));
+}
+
 mod tso;
