@@ -61,9 +61,17 @@ def measure(scenario: dict[str, Any], backend: str, figure: Figure, repeats: int
     return statistics.fmean(figures)
 
 
+def simulated(row: Row, host: str, repeats: int) -> Any:
+    """The simulator's figure on `host`: the mean over the row's starts (`Row.starts`)."""
+    scenarios = row.variants(on_host(row.scenario, host))
+    figures = [measure(scenario, "sim", row.figure, repeats) for scenario in scenarios]
+    missing = next((f for f in figures if not isinstance(f, float)), None)
+    return missing if missing is not None else statistics.fmean(figures)
+
+
 def print_row(row: Row, repeats: int, with_lab: bool) -> None:
     model = measure(row.scenario, "model", row.figure, 1)
-    sims = [measure(on_host(row.scenario, host), "sim", row.figure, repeats) for host in PROFILES]
+    sims = [simulated(row, host, repeats) for host in PROFILES]
     lab = measure(row.scenario, "lab", row.figure, repeats) if with_lab and row.lab else "-"
     reference = next((r for r in (lab, row.kernel, row.published) if isinstance(r, float)), None)
     linux = sims[-1]

@@ -6,14 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tcpeval import fidelity
-from tcpeval.backends import simulate
 
 KERNEL_ROWS = [row for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS) if row.kernel]
 
 
 @pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda row: f"{row.name} {row.unit}")
 def test_the_linux_host_is_within_the_goal_of_the_kernel(row: fidelity.Row) -> None:
-    figure = row.figure(simulate(fidelity.on_host(row.scenario, "linux")))
+    figure = fidelity.simulated(row, "linux")
     assert figure is not None
     assert row.within_goal(figure), f"{figure:.3g} against the kernel's {row.kernel:.3g}"
 
@@ -42,3 +41,12 @@ def test_only_the_recorded_duration_carries_the_kernel_figures() -> None:
         "1 reno loss 1e-3 300s",
         "1 cubic loss 1e-3 300s",
     }
+
+
+def test_a_row_of_several_starts_staggers_its_last_flow_over_a_second() -> None:
+    scenario = fidelity.dumbbell("two", 10, {"rate": "10Mbps"}, [{"rtt": "10ms"}, {"rtt": "20ms"}])
+    row = fidelity.Row("two", scenario, fidelity.first_over_second, "ratio", starts=4)
+    variants = row.variants(scenario)
+    assert [v["flow"][1]["start"] for v in variants] == ["0ms", "250ms", "500ms", "750ms"]
+    assert all(v["flow"][0] == {"rtt": "10ms"} for v in variants)
+    assert fidelity.Row("one", scenario, fidelity.goodput, "Mb/s").variants(scenario) == [scenario]

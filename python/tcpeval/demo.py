@@ -3,7 +3,6 @@ and set the simulator beside the analytical models wherever one of them applies.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,10 +165,7 @@ def kernel_table() -> Table:
     for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS):
         if row.kernel is None:
             continue
-        case = json.dumps(row.scenario, sort_keys=True)
-        if case not in results:
-            results[case] = simulate(fidelity.on_host(row.scenario, "linux"))
-        figure = row.figure(results[case])
+        figure = fidelity.simulated(row, "linux", results)
         verdict = "-" if figure is None else "yes" if row.within_goal(figure) else "NO"
         shown = "-" if figure is None else f"{figure:.3g}"
         table.add_row(row.name, row.unit, shown, f"{row.kernel:.3g}", verdict)
