@@ -11,7 +11,9 @@
 //! cwnd keeps room for ACKs that come in bursts (`ack_aggregation.rs`, Linux 4.19 on). A
 //! token-bucket policer, which drops rather than queues, is detected from lossy intervals at a
 //! steady rate, and its rate then stands in for the bandwidth estimate (`lt_bw.rs`). The send
-//! quantum is Linux's floor of 2 packets, since the simulated sender has no TSO.
+//! quantum cwnd keeps room for is Linux's floor of 2 packets. Linux sizes it as the sender
+//! sizes its TSO frames (about 1 ms of the pacing rate, `bbr_tso_segs_goal`); the controller
+//! is not told whether the host sends frames (`tcp/tso.rs`), so that is not followed yet.
 
 mod ack_aggregation;
 mod filters;
