@@ -554,20 +554,25 @@ impl Sender {
         self.ca_state = CaState::Recovery;
         self.loss_probe = None; // Linux `tcp_init_cwnd_reduction`: recovery takes over
         self.recovery_point = self.board.snd_nxt();
-        self.reduced_at_ns = now_ns;
-        self.stats.congestion_events += 1;
         self.fast_retransmit_due = true;
+        let prior_cwnd_pkts = self.cwnd_pkts;
+        self.begin_episode();
+        self.reduce_window(now_ns, in_flight, self.board.lost_out());
+        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
+    }
+
+    /// A congestion event: the controller reduces its window (and is read again).
+    fn reduce_window(&mut self, now_ns: u64, in_flight: u64, lost: u64) {
+        self.stats.congestion_events += 1;
+        self.reduced_at_ns = now_ns;
         let ev = CongestionEvent {
             now_ns,
             in_flight: in_flight as u32,
-            lost: self.board.lost_out() as u32,
+            lost: lost as u32,
         };
-        let prior_cwnd_pkts = self.cwnd_pkts;
-        self.begin_episode();
         let path = self.path();
         self.cc.on_congestion(&ev, &path);
         self.cc_changed();
-        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
     }
 
     /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
@@ -765,16 +770,7 @@ impl Sender {
             self.loss_probe = None;
         } else if cum_ack > probe.high_seq {
             self.loss_probe = None;
-            self.stats.congestion_events += 1;
-            self.reduced_at_ns = now_ns;
-            let ev = CongestionEvent {
-                now_ns,
-                in_flight: self.board.in_flight() as u32,
-                lost: 0,
-            };
-            let path = self.path();
-            self.cc.on_congestion(&ev, &path);
-            self.cc_changed();
+            self.reduce_window(now_ns, self.board.in_flight(), 0);
         }
     }
 
