@@ -15,6 +15,7 @@ pub mod net;
 pub mod output;
 pub mod packet;
 pub mod pcap;
+mod prefetch;
 pub mod progress;
 pub mod record;
 pub mod scenario;

@@ -10,9 +10,12 @@
 mod common;
 use common::*;
 use tcpeval_sim::cc::registry::ALGORITHMS;
+use tcpeval_sim::scenario::{LossSpec, SourceSpec};
+use tcpeval_sim::sim::Simulation;
 use tcpeval_sim::tcp::host::{
     LossDetection, LostRetransmission, Recovery, RtoInRecovery, WindowReduction,
 };
+use tcpeval_sim::Progress;
 
 const LINUX_2_6: Recovery = Recovery {
     window_reduction: WindowReduction::RateHalving,
@@ -51,4 +54,42 @@ fn ten_flows_of_each_stack_deliver_what_the_link_carries_on_every_host() {
             );
         }
     }
+}
+
+/// Fetching flow state ahead (on by itself from about 700 flows) is a hint to the CPU: the run
+/// is the same with it or without, here with losses, recoveries, timeouts, background UDP on
+/// the same link, and ACKs that share the data's link in the other direction.
+#[test]
+fn prefetching_flow_state_changes_no_output() {
+    let rate = 100 * MBPS;
+    let stacks = ["reno", "cubic", "bbr"];
+    let flows = (0..60)
+        .map(|i| flow(stacks[i % 3], 20 + i as u64))
+        .collect();
+    let mut s = scenario(rate, bdp_pkts(rate, 40) / 4, 5, flows);
+    s.links[0].loss = LossSpec::Bernoulli { p: 1e-3 };
+    s.links[0].reverse_loss = LossSpec::Bernoulli { p: 1e-3 };
+    s.sources.push(SourceSpec::Cbr {
+        route: vec!["bottleneck".into()],
+        reverse: false,
+        rate_bps: 10 * MBPS,
+        packet_bytes: 1500,
+        start_ns: 0,
+        stop_ns: None,
+    });
+    let run = |on: bool| {
+        let mut out = Simulation::new(&s)
+            .expect("valid scenario")
+            .prefetching(on)
+            .run(&Progress::default())
+            .expect("runs");
+        out.summary.sim.wall_seconds = 0.0;
+        out
+    };
+    let (with, without) = (run(true), run(false));
+    assert!(
+        with.summary.sim.packets_dropped > 1000,
+        "losses and recoveries"
+    );
+    assert_eq!(with, without);
 }

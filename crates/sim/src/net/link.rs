@@ -309,6 +309,11 @@ impl Link {
         (pkt, self.in_flight.front().map(|&(t, _)| t))
     }
 
+    /// The packet that exits `n` places after the next one, if any.
+    pub fn upcoming(&self, n: usize) -> Option<&Packet> {
+        self.in_flight.get(n).map(|(_, pkt)| pkt)
+    }
+
     /// Packets queued or being transmitted at `now_ns`.
     pub fn backlog_pkts(&mut self, now_ns: u64) -> u64 {
         self.advance(now_ns);

@@ -8,6 +8,7 @@
 //! The counters follow Linux (`packets_out`, `sacked_out`, `lost_out`, `retrans_out`), so
 //! `pipe = packets_out - sacked_out - lost_out + retrans_out` is O(1).
 
+use crate::prefetch::prefetch_bytes;
 use std::collections::VecDeque;
 
 use super::rate::TxSnapshot;
@@ -112,6 +113,17 @@ pub struct LostRetransmissions {
 }
 
 impl Scoreboard {
+    /// Prefetch the records the next ACK reads first, the oldest ones, and the slots the
+    /// segments it lets out will take, after the newest.
+    pub fn prefetch_ends(&self) {
+        if let Some(first) = self.segs.front() {
+            prefetch_bytes(first, 3 * size_of::<Segment>());
+        }
+        if let Some(last) = self.segs.back() {
+            prefetch_bytes(last, 3 * size_of::<Segment>());
+        }
+    }
+
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }

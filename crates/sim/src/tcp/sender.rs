@@ -30,6 +30,7 @@ use super::undo::{dsack_block, Episode};
 use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
+use crate::prefetch::prefetch;
 use crate::scenario::HEADER_BYTES;
 use crate::time::NS_PER_MS;
 
@@ -181,6 +182,13 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// Prefetch what the next ACK reaches through pointers: the controller and the oldest
+    /// records. Call it once the sender's own lines are cached, or it waits for them.
+    pub fn prefetch_indirect(&self) {
+        prefetch(&*self.cc);
+        self.board.prefetch_ends();
+    }
+
     pub fn new(
         flow: FlowId,
         cfg: SenderConfig,
