@@ -49,6 +49,7 @@ impl Routes {
     }
 
     /// The links a packet of this kind crosses, for flow or source `owner` (`Packet::flow`).
+    #[inline]
     pub fn path(&self, kind: Kind, owner: u32) -> &[LinkId] {
         let id = match kind {
             Kind::Data => self.flows[owner as usize][0],
