@@ -54,13 +54,17 @@ pub struct Simulation {
     recorder: Recorder,
     data: DataCounters,
     samples_taken: u64,
-    /// Whether the flows' state outgrows a core's cache, so that fetching it ahead pays.
-    prefetch: bool,
+    /// Whether the flows' state outgrows a core's cache, so that fetching it ahead pays, and
+    /// their delayed-ACK deadlines are many enough to be worth a FIFO of their own.
+    many_flows: bool,
 }
 
 /// Above this much flow state, a visit to a flow finds its lines cold (docs/performance.md);
-/// below it, prefetching them only costs instructions: 10 flows ran 10-15% slower with it.
-const PREFETCH_ABOVE_BYTES: usize = 1 << 20;
+/// below it, prefetching them only costs instructions (10 flows ran 10-15% slower with it), and
+/// so does the delayed-ACK FIFO (+1.5% instructions), since few deadlines are pending.
+const MANY_FLOWS_ABOVE_BYTES: usize = 1 << 20;
+/// How many delayed-ACK wake-ups ahead a wake-up fetches the timer of.
+const DELAYED_ACK_AHEAD: usize = 3;
 
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self, ScenarioError> {
@@ -112,7 +116,7 @@ impl Simulation {
             recorder,
             data: DataCounters::default(),
             samples_taken: 0,
-            prefetch: scenario.flows.len() * size_of::<Flow>() > PREFETCH_ABOVE_BYTES,
+            many_flows: scenario.flows.len() * size_of::<Flow>() > MANY_FLOWS_ABOVE_BYTES,
         };
         sim.schedule_starts();
         sim.queue.push(scenario.sample_interval_ns, Event::Sample);
@@ -140,10 +144,11 @@ impl Simulation {
         }
     }
 
-    /// Fetch flow state ahead of use or not, whatever the number of flows. Only the speed of a
-    /// run may differ: `tests/many_flows.rs` checks that the outputs are the same.
-    pub fn prefetching(mut self, on: bool) -> Self {
-        self.prefetch = on;
+    /// Run as with many flows or as with few (fetching flow state ahead, queueing delayed-ACK
+    /// deadlines apart), whatever their number. Only the speed of a run may differ:
+    /// `tests/many_flows.rs` checks that the outputs are the same.
+    pub fn as_many_flows(mut self, many: bool) -> Self {
+        self.many_flows = many;
         self
     }
 
@@ -153,8 +158,7 @@ impl Simulation {
         let wall = Instant::now();
         let end_ns = self.scenario.duration_ns;
         let mut events: u64 = 0;
-        while self.queue.peek_time_ns().is_some_and(|t| t <= end_ns) {
-            let (now_ns, event) = self.queue.pop().expect("peeked");
+        while let Some((now_ns, event)) = self.queue.pop_until(end_ns) {
             self.now_ns = now_ns;
             self.handle(event)?;
             events += 1;
@@ -274,7 +278,7 @@ impl Simulation {
         let (mut pkt, next) = self.links[link as usize].pop();
         if let Some(t) = next {
             self.queue.push(t, Event::LinkExit(link));
-            if self.prefetch {
+            if self.many_flows {
                 self.prefetch_for(link);
             }
         }
@@ -352,7 +356,11 @@ impl Simulation {
             Reply::AckNow => self.send_ack(f),
             Reply::Delay(deadline) => {
                 if let TimerAction::Schedule(t) = flow.delayed_ack.set(deadline) {
-                    self.queue.push(t, Event::DelayedAck(f));
+                    if self.many_flows {
+                        self.queue.push_in_order(t, Event::DelayedAck(f));
+                    } else {
+                        self.queue.push(t, Event::DelayedAck(f));
+                    }
                 }
             }
         }
@@ -380,6 +388,12 @@ impl Simulation {
     }
 
     fn on_delayed_ack(&mut self, f: FlowId) {
+        if self.many_flows {
+            // Most wake-ups only find their timer already met, but each reads it cold.
+            if let Some(Event::DelayedAck(later)) = self.queue.in_order_ahead(DELAYED_ACK_AHEAD) {
+                prefetch(&self.flows[later as usize].delayed_ack);
+            }
+        }
         let flow = &mut self.flows[f as usize];
         match flow.delayed_ack.on_wake(self.now_ns) {
             TimerAction::Fire if flow.receiver.ack_pending() => self.send_ack(f),

@@ -56,11 +56,12 @@ fn ten_flows_of_each_stack_deliver_what_the_link_carries_on_every_host() {
     }
 }
 
-/// Fetching flow state ahead (on by itself from about 700 flows) is a hint to the CPU: the run
-/// is the same with it or without, here with losses, recoveries, timeouts, background UDP on
-/// the same link, and ACKs that share the data's link in the other direction.
+/// From about 700 flows the simulator fetches flow state ahead (a hint to the CPU) and queues
+/// delayed-ACK deadlines in a FIFO of their own: the run is the same either way, here with
+/// losses, recoveries, timeouts, background UDP on the same link, and ACKs that share the
+/// data's link in the other direction.
 #[test]
-fn prefetching_flow_state_changes_no_output() {
+fn the_many_flows_mode_changes_no_output() {
     let rate = 100 * MBPS;
     let stacks = ["reno", "cubic", "bbr"];
     let flows = (0..60)
@@ -77,10 +78,10 @@ fn prefetching_flow_state_changes_no_output() {
         start_ns: 0,
         stop_ns: None,
     });
-    let run = |on: bool| {
+    let run = |many: bool| {
         let mut out = Simulation::new(&s)
             .expect("valid scenario")
-            .prefetching(on)
+            .as_many_flows(many)
             .run(&Progress::default())
             .expect("runs");
         out.summary.sim.wall_seconds = 0.0;
