@@ -21,7 +21,8 @@ pub fn prefetch_bytes<T: ?Sized>(start: &T, bytes: usize) {
         let start: *const i8 = (start as *const T).cast();
         for offset in (0..bytes).step_by(64) {
             // SAFETY: `_mm_prefetch` is unsafe only because it needs SSE, which every x86-64
-            // CPU has; a prefetch of any address never faults, and this one lies inside `value`.
+            // CPU has. A prefetch reads nothing into the program and never faults, whatever
+            // the address, so running past `start`'s end is harmless.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(offset)) }
         }
     }
