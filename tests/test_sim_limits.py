@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,17 @@ def test_progress_is_readable_while_the_core_runs_and_stop_ends_it() -> None:
     assert len(outcome) == 1
 
 
+@pytest.fixture
+def ctrl_c_as_at_a_terminal() -> Iterator[None]:
+    """Ctrl-C raising KeyboardInterrupt here, and reaching the commands started here as it
+    would at a terminal, however the tests were started: a shell starts a background job (`make
+    test &`) with SIGINT ignored, which Python and every child it starts then keep."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("ctrl_c_as_at_a_terminal")
 def test_ctrl_c_in_the_watcher_stops_the_core() -> None:
     scenario = parse_scenario(base(duration="3000s", bottleneck={"rate": "1Gbps"}))
     threading.Timer(1.0, lambda: signal.raise_signal(signal.SIGINT)).start()
@@ -132,6 +144,7 @@ def test_ctrl_c_in_the_watcher_stops_the_core() -> None:
             assert not thread.is_alive()
 
 
+@pytest.mark.usefixtures("ctrl_c_as_at_a_terminal")
 def test_ctrl_c_of_tcpeval_sim_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "long.toml"
     path.write_text(
