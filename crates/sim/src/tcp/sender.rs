@@ -182,8 +182,9 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// Prefetch what the next ACK reaches through pointers: the controller and the oldest
-    /// records. Call it once the sender's own lines are cached, or it waits for them.
+    /// Prefetch what the next ACK reaches through pointers: the controller and the records at
+    /// both ends of the ring (`Scoreboard::prefetch_ends`). Call it once the sender's own lines
+    /// are cached, or it waits for them.
     pub fn prefetch_indirect(&self) {
         prefetch(&*self.cc);
         self.board.prefetch_ends();
