@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.figure import Figure
 
 from tcpeval.report.content import (
     axis_order,
@@ -14,6 +15,7 @@ from tcpeval.report.content import (
     rtt_unfairness_panels,
 )
 from tcpeval.report.dataset import Section
+from tcpeval.report.figures import log_ticks, power_text
 
 RATES = {"100Mbps": 100e6, "10Mbps": 10e6, "250Mbps": 250e6}
 
@@ -105,3 +107,36 @@ def test_rtt_unfairness_shows_each_stacks_fitted_exponent() -> None:
     assert legend[:2] == ["reno: k = 2.00", "cubic: k = 0.50"]
     assert "left out (1 run)" in panel.caption
     assert rtt_unfairness_panels(section(frame(), [])) == []  # other measures: no panel
+
+
+def drawn_tick_labels(figure: Figure) -> tuple[list[str], list[str]]:
+    """The x and y tick labels a figure shows once drawn (major and minor, blanks left out)."""
+    figure.canvas.draw()
+    [axes] = figure.axes
+    shown = []
+    for axis in (axes.xaxis, axes.yaxis):
+        ticks = axis.get_ticklabels() + axis.get_ticklabels(minor=True)
+        shown.append([t.get_text() for t in ticks if t.get_text() and t.get_visible()])
+    return shown[0], shown[1]
+
+
+def test_log_axes_label_their_ticks_as_numbers_or_powers_never_as_mathtext() -> None:
+    [panel] = rtt_unfairness_panels(section(rtt_frame({"reno": 2.0, "cubic": 0.5}), []))
+    assert panel.figure is not None
+    x_labels, y_labels = drawn_tick_labels(panel.figure)
+    assert {"1", "10"} <= set(x_labels)  # RTT ratios 0.5–8: numbers
+    assert {"10⁻²", "10⁰"} <= set(y_labels)  # throughput ratios down to 8⁻²: powers
+    assert not any("$" in t for t in x_labels + y_labels)
+    # An axis reaching past 0.01: powers of ten throughout, never mixed with numbers.
+    wide = Figure()
+    axes = wide.add_subplot()
+    axes.loglog([1e-5, 0.1], [1, 2e4])
+    log_ticks(axes)
+    x_labels, y_labels = drawn_tick_labels(wide)
+    assert {"10⁻⁵", "10⁻³", "10⁻¹"} <= set(x_labels)
+    assert {"10⁰", "10²", "10⁴"} <= set(y_labels)
+    assert all(t.startswith("10") or "×10" in t for t in x_labels + y_labels)
+
+
+def test_a_power_of_ten_keeps_its_leading_digit() -> None:
+    assert [power_text(x) for x in (1e-5, 3e-5, 2e4, 1.0)] == ["10⁻⁵", "3×10⁻⁵", "2×10⁴", "10⁰"]

@@ -7,11 +7,13 @@ report's business (html.py).
 
 Margins are fixed, in inches (`_margins`), rather than found by a layout engine: constrained
 layout measures every label in a pass of its own before the figure is drawn, which took half
-of a report's rendering.
+of a report's rendering. Log axes label their ticks in plain text (`LogTicks`) rather than
+matplotlib's mathtext, whose parser took a tenth of a report's rendering.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,6 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.patches import Patch
+from matplotlib.ticker import LogFormatter
 
 from tcpeval import models
 from tcpeval.metrics import goodput_mbps, label
@@ -28,6 +31,8 @@ from tcpeval.report.tables import number
 from tcpeval.report.verdicts import format_axis_value, format_where
 
 BOX_POINTS_MAX = 40  # beyond this the boxes are too thin to read
+PLAIN_DECADES = range(-2, 4)  # 0.01 to 9000 read better as numbers than as powers of ten
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def heatmap(
@@ -181,6 +186,7 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
     axes.loglog(
         p, [models.scalable_response_window_pkts(q) for q in p], ":", label="Scalable (0.08/p)"
     )
+    log_ticks(axes)
     axes.set(xlabel=x_label, ylabel=label("window_pkts"), title="response function")
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize="small")
@@ -205,6 +211,7 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
         axes.loglog(span, span**-k, "-", color=colour, label=f"{stack}: k = {k:.2f}")
     for k, style in ((1, ":"), (2, "--")):
         axes.loglog(span, span**-k, style, color="grey", linewidth=1, label=f"1/RTT^{k}")
+    log_ticks(axes)
     axes.set(
         xlabel=label("rtt_ratio"),
         ylabel=label("goodput_ratio"),
@@ -213,6 +220,40 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
     axes.grid(alpha=0.3, which="both")
     axes.legend(fontsize="small")
     return figure
+
+
+class LogTicks(LogFormatter):
+    """Log-axis tick labels as plain text: matplotlib's choice of which ticks to label, written
+    as numbers (`0.3`, `20`) on an axis within `PLAIN_DECADES`, else as powers of ten (`10⁻⁵`,
+    `2×10⁻⁵`) throughout, so that one axis never mixes the two."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        if not super().__call__(x, pos):
+            return ""
+        low, high = self.axis.get_view_interval()
+        plain = _decade(low) in PLAIN_DECADES and _decade(high) in PLAIN_DECADES
+        return f"{x:.{max(0, -_decade(x))}f}" if plain else power_text(x)
+
+
+def power_text(x: float) -> str:
+    """A positive value as a power of ten with its leading digit, in Unicode superscripts:
+    `10⁻⁵`, `3×10⁻⁵`."""
+    exponent = _decade(x)
+    mantissa = round(x / 10.0**exponent)
+    power = f"10{str(exponent).translate(SUPERSCRIPT)}"
+    return power if mantissa == 1 else f"{mantissa}×{power}"
+
+
+def _decade(x: float) -> int:
+    """The power of ten at or below `x` (> 0), robust to 1e-3 computed as 0.000999…"""
+    return math.floor(math.log10(x) + 1e-9)
+
+
+def log_ticks(axes: Axes) -> None:
+    """Both axes of a log-log plot labelled by `LogTicks`."""
+    for axis in (axes.xaxis, axes.yaxis):
+        axis.set_major_formatter(LogTicks())
+        axis.set_minor_formatter(LogTicks())
 
 
 def _margins(
