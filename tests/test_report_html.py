@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import tomllib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,7 +18,7 @@ from helpers import small_scenario
 from tcpeval.cli import app
 from tcpeval.report.content import section_view
 from tcpeval.report.dataset import ReportError, load_report_data
-from tcpeval.report.html import write_report
+from tcpeval.report.html import png_data_uri, write_report
 from tcpeval.suites import Suite
 from tcpeval.suites.runner import write_measures
 
@@ -163,6 +164,19 @@ def test_every_figure_is_there_or_says_why_not(suite_report: tuple[str, Page]) -
     assert 'alt="response: window_pkts over repeats"' not in html  # labelled, not the column
     for src in page.images:
         assert base64.b64decode(src.removeprefix(PNG_PREFIX))[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figures_drawn_by_forked_processes_are_each_panels_own_in_order(
+    suite_dir: Path, suite_report: tuple[str, Page]
+) -> None:
+    """The report draws its PNGs in forked processes (two CPUs here): each image is the one
+    its panel's figure gives when drawn in this process, in the panels' order."""
+    assert len(os.sched_getaffinity(0)) > 1, "one CPU: the forked drawing is not exercised"
+    _, page = suite_report
+    data = load_report_data(suite_dir)
+    panels = [p for s in data.sections for p in section_view(s, data, []).panels]
+    here = [png_data_uri(p.figure) for p in panels if p.figure is not None]
+    assert page.images == here
 
 
 def test_a_sweep_without_rules_gets_tables_and_a_heatmap_but_no_verdicts(tmp_path: Path) -> None:

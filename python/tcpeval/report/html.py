@@ -2,12 +2,20 @@
 
 Figures are PNGs embedded as base64 `data:` URIs and the CSS is inline, so the file opens
 offline and can be mailed or archived alone. The layout is templates/report.html.j2.
+
+Drawing the PNGs is most of a report's time, so they are drawn by processes forked once the
+figures are built (`png_data_uris`): forked, they share the figures without pickling them and
+import nothing again.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import multiprocessing
+import os
+import signal
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +25,7 @@ from matplotlib.figure import Figure
 
 from tcpeval.layout import REPORT_FILE
 from tcpeval.metrics import label
-from tcpeval.report.content import Panel, SectionView, section_view
+from tcpeval.report.content import section_view
 from tcpeval.report.dataset import ReportData, load_report_data
 from tcpeval.report.tables import number
 from tcpeval.report.verdicts import Verdict, evaluate
@@ -51,13 +59,15 @@ def write_report(directory: str | Path, baseline: str | None = None) -> ReportFi
 def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
     """The HTML text of the report."""
     views = [section_view(section, data, verdicts) for section in data.sections]
+    drawn = [panel.figure for view in views for panel in view.panels if panel.figure is not None]
+    uris = iter(png_data_uris(drawn))
     template = templates().get_template(TEMPLATE)
     return template.render(
         data=data,
         verdicts=verdicts,
         failed=sum(1 for v in verdicts if v.passed is False),
         views=views,
-        figures=[_encoded(view) for view in views],
+        figures=[[(p, None if p.figure is None else next(uris)) for p in v.panels] for v in views],
         detail=detail,
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
@@ -78,6 +88,32 @@ def templates() -> Environment:
     return environment
 
 
+def png_data_uris(figures: Sequence[Figure]) -> list[str]:
+    """Each figure as a PNG URI, drawn by one forked process per usable CPU (here, in a
+    daemonic process, which multiprocessing forbids to have children)."""
+    jobs = min(len(os.sched_getaffinity(0)), len(figures))
+    if jobs < 2 or multiprocessing.current_process().daemon:
+        return [png_data_uri(figure) for figure in figures]
+    fork = multiprocessing.get_context("fork")
+    with fork.Pool(jobs, initializer=_share, initargs=(figures,)) as pool:
+        return pool.map(_drawn, range(len(figures)), chunksize=1)
+
+
+_shared: Sequence[Figure] = ()
+"""The figures a forked drawing process inherited (`_share`)."""
+
+
+def _share(figures: Sequence[Figure]) -> None:
+    global _shared
+    _shared = figures
+    # Ctrl-C is the parent's to handle: leaving the pool's `with` ends these processes.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _drawn(index: int) -> str:
+    return png_data_uri(_shared[index])
+
+
 def png_data_uri(figure: Figure) -> str:
     """A figure as a `data:image/png;base64,...` URI."""
     buffer = io.BytesIO()
@@ -90,8 +126,3 @@ def detail(verdict: Verdict) -> str:
     if verdict.passed is None or verdict.passed is False:
         return verdict.message
     return f"worst point {verdict.where}: {number(verdict.value)}"
-
-
-def _encoded(view: SectionView) -> list[tuple[Panel, str | None]]:
-    """Each panel with its PNG URI (None for a note)."""
-    return [(p, None if p.figure is None else png_data_uri(p.figure)) for p in view.panels]
