@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
 from helpers import small_scenario
 from tcpeval import simulate
 from tcpeval.metrics import goodput_mbps
-from tcpeval.report.plots import draw_lines, write_plots
+from tcpeval.report.plots import draw_lines, line_figure, write_plots
 from tcpeval.summary import last_completion_s, path_rates_bps
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -58,3 +59,20 @@ def test_the_time_axis_ends_with_the_last_transfer() -> None:
     axes = figure.add_subplot()
     draw_lines(axes, result.flows, key="flow", column="cwnd_pkts", labels={}, until_s=until_s)
     assert axes.get_xlim()[1] == pytest.approx(until_s * 1.05)
+
+
+def test_a_plot_keeps_every_label_inside_its_fixed_margins() -> None:
+    """Margins are fixed, not computed: a six-digit window (250,000 packets, 100 Gb/s ×
+    20 ms) and a long title must still fit."""
+    times = [0.0, 1.0, 2.0]
+    flows = pd.DataFrame({"t_s": times, "flow": 0, "cwnd_pkts": [0.0, 125_000.0, 250_000.0]})
+    title = "a-scenario-name-of-some-length-as-users-write-them: cwnd"
+    labels = {0: "flow 0 (cubic, 20 ms)"}
+    kwargs = {"key": "flow", "column": "cwnd_pkts", "labels": labels, "until_s": None}
+    figure = line_figure(flows, ylabel="cwnd (packets)", title=title, **kwargs)
+    drawn = figure.get_tightbbox()  # inches, around every artist drawn
+    width, height = figure.get_size_inches()
+    assert drawn.x0 >= 0
+    assert drawn.y0 >= 0
+    assert drawn.x1 <= width
+    assert drawn.y1 <= height

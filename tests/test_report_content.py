@@ -111,7 +111,7 @@ def test_rtt_unfairness_shows_each_stacks_fitted_exponent() -> None:
 
 def drawn_tick_labels(figure: Figure) -> tuple[list[str], list[str]]:
     """The x and y tick labels a figure shows once drawn (major and minor, blanks left out)."""
-    figure.canvas.draw()
+    figure.draw_without_rendering()
     [axes] = figure.axes
     shown = []
     for axis in (axes.xaxis, axes.yaxis):

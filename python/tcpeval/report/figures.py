@@ -5,10 +5,10 @@ Each function takes the numbers it draws and returns a matplotlib Figure built w
 API (no pyplot, no display). Choosing what to draw, and saying why a figure is missing, is the
 report's business (html.py).
 
-Margins are fixed, in inches (`_margins`), rather than found by a layout engine: constrained
-layout measures every label in a pass of its own before the figure is drawn, which took half
-of a report's rendering. Log axes label their ticks in plain text (`LogTicks`) rather than
-matplotlib's mathtext, whose parser took a tenth of a report's rendering.
+Margins are fixed, in inches (`plots.fixed_margins`), rather than found by a layout engine:
+constrained layout measures every label in a pass of its own before the figure is drawn, which
+took half of a report's rendering. Log axes label their ticks in plain text (`LogTicks`)
+rather than in matplotlib's mathtext, whose parser took a tenth of a report's rendering.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure, FigureBase
+from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import LogFormatter
 
 from tcpeval import models
 from tcpeval.metrics import goodput_mbps, label
-from tcpeval.report.plots import draw_lines
+from tcpeval.report.plots import draw_lines, fixed_margins
 from tcpeval.report.tables import number
 from tcpeval.report.verdicts import format_axis_value, format_where
 
@@ -44,7 +44,7 @@ def heatmap(
     """
     stacks = list(pd.unique(points["stack"]))
     figure = Figure(figsize=(4.2 * len(stacks) + 1.2, 0.5 * len(order[y]) + 2.4))
-    _margins(figure, left=1.0, bottom=0.7, wspace=0.45)
+    fixed_margins(figure, left=1.0, bottom=0.7, wspace=0.45)
     panels = figure.subplots(1, len(stacks), squeeze=False)[0]
     finite = points["value"][np.isfinite(points["value"].astype(float))]
     low, high = float(finite.min()), float(finite.max())
@@ -73,7 +73,7 @@ def box_plot(runs: pd.DataFrame, metric: str, axes_names: Sequence[str]) -> Figu
     width = 0.8 / len(stacks)
     colours = _colours(len(stacks))
     figure = Figure(figsize=(max(7.0, 0.6 * len(points) * len(stacks) + 2), 4.6))
-    _margins(figure, bottom=1.5 if len(points) > 4 else 0.7)
+    fixed_margins(figure, bottom=1.5 if len(points) > 4 else 0.7)
     axes = figure.add_subplot()
     for offset, (stack, colour) in enumerate(zip(stacks, colours, strict=True)):
         mine = runs[runs["stack"] == stack]
@@ -131,7 +131,7 @@ def time_series(runs: Sequence[RunSeries]) -> Figure:
     """One row per run: cwnd and goodput (at most the path's rate, metrics.goodput_mbps)."""
     figure = Figure(figsize=(12, 3.1 * len(runs)))
     for run, row in zip(runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True):
-        _margins(row, top=0.4, wspace=0.2)
+        fixed_margins(row, top=0.4, wspace=0.2)
         cwnd_axes, goodput_axes = row.subplots(1, 2)
         lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s}
         draw_lines(cwnd_axes, run.flows, column="cwnd_pkts", **lines)
@@ -166,7 +166,7 @@ def response_function(points: pd.DataFrame, x_label: str, path: PathModel) -> Fi
     """
     p = np.geomspace(points["p"].min() / 2, points["p"].max() * 2, 200)
     figure = Figure(figsize=(8, 5.5))
-    _margins(figure)
+    fixed_margins(figure)
     axes = figure.add_subplot()
     for stack, rows in points.groupby("stack", sort=False):
         axes.loglog(rows["p"], rows["window_pkts"], "o", label=str(stack), alpha=0.8)
@@ -200,7 +200,7 @@ def rtt_unfairness(points: pd.DataFrame, exponents: dict[str, float]) -> Figure:
     `points` has columns stack, rtt_ratio, goodput_ratio; `exponents` maps stack to k.
     """
     figure = Figure(figsize=(8, 5.5))
-    _margins(figure)
+    fixed_margins(figure)
     axes = figure.add_subplot()
     span = np.geomspace(points["rtt_ratio"].min() / 1.2, points["rtt_ratio"].max() * 1.2, 50)
     for (stack, rows), colour in zip(
@@ -254,34 +254,6 @@ def log_ticks(axes: Axes) -> None:
     for axis in (axes.xaxis, axes.yaxis):
         axis.set_major_formatter(LogTicks())
         axis.set_minor_formatter(LogTicks())
-
-
-def _margins(
-    figure: FigureBase,
-    *,
-    left: float = 0.8,
-    bottom: float = 0.6,
-    right: float = 0.15,
-    top: float = 0.35,
-    wspace: float = 0.2,
-) -> None:
-    """Leave these margins, in inches, around the axes of `figure` (or of a subfigure): room
-    for tick labels, axis labels and titles."""
-    width, height = figure.get_size_inches() if isinstance(figure, Figure) else _size(figure)
-    figure.subplots_adjust(
-        left=left / width,
-        right=1 - right / width,
-        bottom=bottom / height,
-        top=1 - top / height,
-        wspace=wspace,
-    )
-
-
-def _size(subfigure: FigureBase) -> tuple[float, float]:
-    """A subfigure's size in inches: its share of its figure's."""
-    box = subfigure.bbox_relative
-    width, height = subfigure.figure.get_size_inches()
-    return width * box.width, height * box.height
 
 
 def _label_cells(axes: Axes, values: np.ndarray, low: float, high: float) -> None:
