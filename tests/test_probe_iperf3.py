@@ -1,8 +1,13 @@
 """`--iperf3`: our client against Debian's real `iperf3 -s`, both directions, in namespaces.
 
-Both tools count the same bytes over nearly the same interval, so their rates must agree
+Both tools count nearly the same bytes over nearly the same interval, so their rates must agree
 within 2%. The path is the routed 100 Mb/s lab, where the rate is steady. iperf3 comes from
 Debian (`.ci/run` installs it); without it this test fails rather than skip.
+
+Reversed, iperf3 is the sender and counts what it wrote to its socket, which includes what is
+still in flight or in its send buffer when the test ends and so never counts at a receiver:
+0.9–1.5 MB here, up to 2.6% of a 5 s test (one run in eight failed on it). That backlog does
+not grow with the test, so the reversed test runs 10 s, where it is 0.6–0.8%.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ IPERF3_PORT = 5201
 AGREEMENT = 0.02
 
 
-@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
-def test_throughput_agrees_with_iperf3(reverse: bool) -> None:
+@pytest.mark.parametrize(
+    ("reverse", "duration"), [(False, "5s"), (True, "10s")], ids=["forward", "reverse"]
+)
+def test_throughput_agrees_with_iperf3(reverse: bool, duration: str) -> None:
     with lab() as the_lab:
         hosts = the_lab.routed(100_000_000, 150_000)
         server = the_lab.spawn(
@@ -28,7 +35,10 @@ def test_throughput_agrees_with_iperf3(reverse: bool) -> None:
         )  # fmt: skip
         the_lab.in_ns(hosts.client_ns, "sleep", "0.3")
         settings = TcpSettings(
-            server=f"{hosts.server_ip}:{IPERF3_PORT}", iperf3=True, duration="5s", reverse=reverse
+            server=f"{hosts.server_ip}:{IPERF3_PORT}",
+            iperf3=True,
+            duration=duration,
+            reverse=reverse,
         )
         result = run_tcp(settings, wrapper=["ip", "netns", "exec", hosts.client_ns])
         stdout, _ = server.communicate(timeout=20)
