@@ -62,8 +62,8 @@ def test_the_time_axis_ends_with_the_last_transfer() -> None:
 
 
 def test_a_plot_keeps_every_label_inside_its_fixed_margins() -> None:
-    """Margins are fixed, not computed: a six-digit window (250,000 packets, 100 Gb/s ×
-    20 ms) and a long title must still fit."""
+    """Margins are fixed, not computed: a six-digit window (250,000 packets: 100 Gb/s ×
+    30 ms) and a long title must still fit."""
     times = [0.0, 1.0, 2.0]
     flows = pd.DataFrame({"t_s": times, "flow": 0, "cwnd_pkts": [0.0, 125_000.0, 250_000.0]})
     title = "a-scenario-name-of-some-length-as-users-write-them: cwnd"

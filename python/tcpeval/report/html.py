@@ -89,8 +89,8 @@ def templates() -> Environment:
 
 
 def png_data_uris(figures: Sequence[Figure]) -> list[str]:
-    """Each figure as a PNG URI, drawn by one forked process per usable CPU (here, in a
-    daemonic process, which multiprocessing forbids to have children)."""
+    """Each figure as a PNG URI, drawn by one forked process per usable CPU; here, in turn,
+    with one CPU or in a daemonic process (which multiprocessing forbids to have children)."""
     jobs = min(len(os.sched_getaffinity(0)), len(figures))
     if jobs < 2 or multiprocessing.current_process().daemon:
         return [png_data_uri(figure) for figure in figures]
