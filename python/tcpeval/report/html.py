@@ -15,6 +15,7 @@ import io
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -89,10 +90,13 @@ def templates() -> Environment:
 
 
 def png_data_uris(figures: Sequence[Figure]) -> list[str]:
-    """Each figure as a PNG URI, drawn by one forked process per usable CPU; here, in turn,
-    with one CPU or in a daemonic process (which multiprocessing forbids to have children)."""
+    """Each figure as a PNG URI, drawn by one forked process per usable CPU. Here, in turn:
+    with one CPU; in a daemonic process, which multiprocessing forbids to have children; and
+    while another thread runs (Dask leaves one after a sweep), since a lock it held at the fork
+    would stay held in the child for ever."""
     jobs = min(len(os.sched_getaffinity(0)), len(figures))
-    if jobs < 2 or multiprocessing.current_process().daemon:
+    alone = threading.active_count() == 1 and not multiprocessing.current_process().daemon
+    if jobs < 2 or not alone:
         return [png_data_uri(figure) for figure in figures]
     fork = multiprocessing.get_context("fork")
     with fork.Pool(jobs, initializer=_share, initargs=(figures,)) as pool:
