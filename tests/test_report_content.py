@@ -110,7 +110,8 @@ def test_rtt_unfairness_shows_each_stacks_fitted_exponent() -> None:
 
 
 def drawn_tick_labels(figure: Figure) -> tuple[list[str], list[str]]:
-    """The x and y tick labels a figure shows once drawn (major and minor, blanks left out)."""
+    """The x and y tick labels a figure's ticks get once it is drawn: major and minor, blanks
+    left out, and those of the ticks just outside the view kept in."""
     figure.draw_without_rendering()
     [axes] = figure.axes
     shown = []
