@@ -14,55 +14,61 @@ scenario's hash.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from tcpeval import metrics, provenance
-from tcpeval.result import Result
+from tcpeval import metrics
 from tcpeval.scenario import Scenario
 
 REVERSE_SUFFIX = ":reverse"
 
 
-def measured(result: Result, scenario: Scenario) -> Result:
-    """The result with its summary over the scenario's window, and its provenance."""
+def measured(
+    summary: dict[str, Any], flows: pd.DataFrame, links: pd.DataFrame, scenario: Scenario
+) -> dict[str, Any]:
+    """A result's summary over the scenario's window, from the result's time series."""
     start_s, end_s = scenario.measure_span_s()
-    summary = dict(result.summary)
+    summary = dict(summary)
     summary["measure"] = {"window": scenario.measure.given, "start_s": start_s, "end_s": end_s}
     summary["whole_run_jain_index"] = summary["jain_index"]
     windowed = not scenario.measure.is_whole_run
+    delivered = metrics.samples_by_flow(flows, "delivered_bytes") if windowed else {}
     summary["flows"] = [
-        _flow(flow, result.flows, start_s, end_s, windowed) for flow in summary["flows"]
+        _flow(flow, delivered.get(flow["id"]), start_s, end_s, windowed)
+        for flow in summary["flows"]
     ]
     summary["links"] = [
-        _link(link, result.links, scenario, start_s, end_s, windowed) for link in summary["links"]
+        _link(link, links, scenario, start_s, end_s, windowed) for link in summary["links"]
     ]
     if summary["bottleneck"] is not None:
         link = summary["bottleneck"]
-        summary["bottleneck"] = _link(link, result.links, scenario, start_s, end_s, windowed)
+        summary["bottleneck"] = _link(link, links, scenario, start_s, end_s, windowed)
     if windowed:
         goodputs = [f["goodput_mbps"] for f in summary["flows"] if f["goodput_mbps"] is not None]
         summary["jain_index"] = metrics.jain_index(goodputs) if goodputs else None
-    return provenance.stamped(replace(result, summary=summary))
+    return summary
 
 
 def _flow(
-    flow: dict[str, Any], series: pd.DataFrame, start_s: float, end_s: float, windowed: bool
+    flow: dict[str, Any],
+    delivered: tuple[np.ndarray, np.ndarray] | None,
+    start_s: float,
+    end_s: float,
+    windowed: bool,
 ) -> dict[str, Any]:
-    """A flow's goodput over the window ∩ its life: None where it was not active in the window
-    or the backend has no goodput for it."""
+    """A flow's goodput over the window ∩ its life, from its samples of delivered_bytes (times
+    and values): None where it was not active in the window or the backend has no goodput for
+    it."""
     entry = flow | {"whole_run_goodput_mbps": flow["goodput_mbps"]}
     if not windowed or flow["goodput_mbps"] is None:
         return entry
     low = max(start_s, flow.get("start_s") or start_s)
     high = min(end_s, flow.get("end_s") or end_s)
-    rows = series[series["flow"] == flow["id"]]
-    if high <= low or rows.empty or rows["delivered_bytes"].isna().any():
+    if high <= low or delivered is None or np.isnan(delivered[1]).any():
         return entry | {"goodput_mbps": None}
-    goodput = metrics.mean_goodput_mbps(series, flow["id"], start_s=low, end_s=high)
-    return entry | {"goodput_mbps": goodput}
+    return entry | {"goodput_mbps": metrics.goodput_between_mbps(*delivered, low, high)}
 
 
 def _link(

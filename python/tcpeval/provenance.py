@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from functools import cache
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tcpeval.result import Result
+from typing import Any
 
 PACKAGE = "tcpeval"
 
@@ -33,10 +29,9 @@ def scenario_sha256(described: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def stamped(result: Result) -> Result:
-    """The result with `tcpeval_version` and `scenario_sha256` in its summary."""
-    summary = result.summary | {
+def stamped(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary with `tcpeval_version` and `scenario_sha256`."""
+    return summary | {
         "tcpeval_version": version(),
-        "scenario_sha256": scenario_sha256(result.summary["scenario"]),
+        "scenario_sha256": scenario_sha256(summary["scenario"]),
     }
-    return replace(result, summary=summary)

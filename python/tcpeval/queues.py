@@ -5,17 +5,15 @@ it. The simulator and the lab's emulator apply the same resolved limit (crates/n
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from tcpeval.measurement import REVERSE_SUFFIX
-from tcpeval.result import Result
 from tcpeval.scenario import Scenario
 from tcpeval.scenario.queue import accounting
 
 
-def stated(result: Result, scenario: Scenario) -> Result:
-    """The result with `queue` (counts, limit_pkts, limit_bytes, packet_bytes) in each link
+def stated(summary: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
+    """The summary with `queue` (counts, limit_pkts, limit_bytes, packet_bytes) in each link
     direction of a declared link; a reverse direction has its link's queue."""
     queues = {
         entry["name"]: accounting(entry, scenario.crossing(entry["name"]).largest_packet_bytes)
@@ -26,8 +24,8 @@ def stated(result: Result, scenario: Scenario) -> Result:
         queue = queues.get(link["name"].removesuffix(REVERSE_SUFFIX))
         return link if queue is None else link | {"queue": queue}
 
-    summary = dict(result.summary)
+    summary = dict(summary)
     summary["links"] = [with_queue(link) for link in summary["links"]]
     if summary["bottleneck"] is not None:
         summary["bottleneck"] = with_queue(summary["bottleneck"])
-    return replace(result, summary=summary)
+    return summary

@@ -9,6 +9,7 @@ the report use.
 
 from __future__ import annotations
 
+from tcpeval.metrics._series import samples_by_flow
 from tcpeval.metrics.declarations import METRICS, Metric, declared, label
 from tcpeval.metrics.efficiency import mean_queue_pkts, utilization
 from tcpeval.metrics.fairness import (
@@ -23,6 +24,7 @@ from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmissio
 from tcpeval.metrics.responsiveness import convergence_time_s, recovery_time
 from tcpeval.metrics.stability import coefficient_of_variation, rtt_cov, throughput_cov
 from tcpeval.metrics.throughput import (
+    goodput_between_mbps,
     goodput_mbps,
     goodput_series_mbps,
     mean_goodput_mbps,
@@ -41,6 +43,7 @@ __all__ = [
     "convergence_time_s",
     "declared",
     "friendliness",
+    "goodput_between_mbps",
     "goodput_mbps",
     "goodput_series_mbps",
     "jain_index",
@@ -52,6 +55,7 @@ __all__ = [
     "retransmission_rate",
     "rtt_cov",
     "rtt_unfairness_exponent",
+    "samples_by_flow",
     "throughput_cov",
     "throughput_mbps",
     "throughput_ratio",

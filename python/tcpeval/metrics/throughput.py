@@ -10,7 +10,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpeval.metrics._series import cumulative_at, flow_rows, increments
+from tcpeval.metrics._series import (
+    cumulative_at,
+    flow_rows,
+    increments,
+    interpolated_from_zero,
+)
 
 
 def goodput_mbps(
@@ -62,10 +67,18 @@ def mean_goodput_mbps(
     delivered_bytes is interpolated linearly between samples.
     """
     rows = flow_rows(flows, flow)
-    end_s = float(rows["t_s"].iloc[-1]) if end_s is None else end_s
+    t_s = rows["t_s"].to_numpy(float)
+    end_s = float(t_s[-1]) if end_s is None else end_s
+    return goodput_between_mbps(t_s, rows["delivered_bytes"].to_numpy(float), start_s, end_s)
+
+
+def goodput_between_mbps(
+    t_s: np.ndarray, delivered_bytes: np.ndarray, start_s: float, end_s: float
+) -> float:
+    """mean_goodput_mbps from one flow's samples in time order (`_series.by_flow`)."""
     if end_s <= start_s:
         raise ValueError(f"empty window: start_s={start_s}, end_s={end_s}")
-    delivered = cumulative_at(rows, "delivered_bytes", np.array([start_s, end_s]))
+    delivered = interpolated_from_zero(t_s, delivered_bytes, np.array([start_s, end_s]))
     return float(8 * (delivered[1] - delivered[0]) / (end_s - start_s) / 1e6)
 
 

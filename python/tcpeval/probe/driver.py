@@ -227,7 +227,7 @@ def result_from_raw(
         "links": [],
         "jain_index": jain_index([f["goodput_mbps"] for f in flow_summaries]),
     }
-    return stamped(Result(summary=summary, flows=flows, links=links))
+    return Result(summary=stamped(summary), flows=flows, links=links)
 
 
 def _scenario(settings: TcpSettings, name: str | None) -> dict[str, Any]:
