@@ -299,6 +299,21 @@ def test_goodput_is_the_increment_of_delivered_bytes_per_interval() -> None:
     assert list(goodput["goodput_mbps"]) == pytest.approx([1.0, 2.0, 2.0, 0.0])
 
 
+def test_goodput_is_bounded_by_each_flows_own_path_rate() -> None:
+    # Both flows release 250 kB at 1.0 s after nothing at 0.5 s, rows interleaved. Flow 0's path
+    # carries 2 Mb/s, so half of it must have arrived by 0.5 s; flow 1's rate is unknown.
+    flows = pd.DataFrame(
+        {
+            "t_s": [1.5, 1.5, 1.0, 1.0, 0.5, 0.5],
+            "flow": [0, 1, 1, 0, 0, 1],
+            "delivered_bytes": np.array([250_000, 250_000, 250_000, 250_000, 0, 0], np.uint64),
+        }
+    )
+    goodput = goodput_mbps(flows, {0: 2e6})
+    assert list(goodput["flow"]) == [0, 0, 0, 1, 1, 1]
+    assert list(goodput["goodput_mbps"]) == pytest.approx([2.0, 2.0, 0.0, 0.0, 4.0, 0.0])
+
+
 def _cwnd(series: list[float], flow: int = 0, dt: float = 0.1) -> pd.DataFrame:
     return pd.DataFrame(
         {"t_s": dt * np.arange(1, len(series) + 1), "flow": flow, "cwnd_pkts": series}

@@ -47,6 +47,11 @@ def interpolated_from_zero(t_s: np.ndarray, values: np.ndarray, times: np.ndarra
     return np.interp(times, np.concatenate([[0.0], t_s]), np.concatenate([[0.0], values]))
 
 
-def increments(cumulative: pd.Series) -> np.ndarray:
-    """Differences between consecutive samples, the first taken from zero at t = 0."""
-    return np.diff(cumulative.to_numpy(float), prepend=0.0)
+def increments(cumulative: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Differences between consecutive samples of each key (rows sorted by key, then time),
+    the first of each taken from zero at t = 0."""
+    steps = np.diff(cumulative, prepend=0.0)
+    firsts = np.ones(len(keys), dtype=bool)
+    firsts[1:] = keys[1:] != keys[:-1]
+    steps[firsts] = cumulative[firsts]
+    return steps

@@ -34,27 +34,28 @@ def goodput_mbps(
     rows = flows.sort_values(["flow", "t_s"])
     if path_rates_bps:
         rows = rows.assign(delivered_bytes=_at_most_the_path_rate(rows, path_rates_bps))
-    by_flow = rows.groupby("flow")
-    delivered = by_flow["delivered_bytes"].transform(increments)
-    elapsed = by_flow["t_s"].transform(increments)
+    keys = rows["flow"].to_numpy()
+    delivered = increments(rows["delivered_bytes"].to_numpy(float), keys)
+    elapsed = increments(rows["t_s"].to_numpy(float), keys)
     return pd.DataFrame(
         {"t_s": rows["t_s"], "flow": rows["flow"], "goodput_mbps": 8 * delivered / elapsed / 1e6}
     ).reset_index(drop=True)
 
 
-def _at_most_the_path_rate(rows: pd.DataFrame, path_rates_bps: Mapping[int, float]) -> pd.Series:
+def _at_most_the_path_rate(rows: pd.DataFrame, path_rates_bps: Mapping[int, float]) -> np.ndarray:
     """delivered_bytes of each flow (rows sorted by flow, time) as the least curve ≥ it whose
-    slope is ≤ the flow's path rate: D̃(t) = max over s ≥ t of D(s) − rate·(s − t)."""
-    curves = []
-    for flow, group in rows.groupby("flow", sort=False):
-        rate = path_rates_bps.get(int(flow))
-        delivered = group["delivered_bytes"].to_numpy(float)
-        if rate is not None:
-            t_s = group["t_s"].to_numpy(float)
-            ahead = delivered - rate / 8 * t_s
-            delivered = np.maximum.accumulate(ahead[::-1])[::-1] + rate / 8 * t_s
-        curves.append(pd.Series(delivered, index=group.index))
-    return pd.concat(curves)
+    slope is ≤ the flow's path rate: D̃(t) = max over s ≥ t of D(s) − rate·(s − t). Computed for
+    all flows at once: thousands of flows one by one took seconds."""
+    flows, row_flow = np.unique(rows["flow"].to_numpy(), return_inverse=True)
+    rates = np.array([path_rates_bps.get(int(flow), np.nan) for flow in flows], dtype=float)
+    per_s = rates[row_flow] / 8  # bytes per second; NaN where the path's rate is unknown
+    t_s = rows["t_s"].to_numpy(float)
+    delivered = rows["delivered_bytes"].to_numpy(float)
+    ahead = pd.Series((delivered - per_s * t_s)[::-1])
+    # The running maximum from each flow's last sample back; a missing sample (NaN) spreads to
+    # the ones before it, as np.maximum.accumulate does.
+    latest_max = ahead.groupby(row_flow[::-1], sort=False).cummax(skipna=False).to_numpy()[::-1]
+    return np.where(np.isnan(per_s), delivered, latest_max + per_s * t_s)
 
 
 def mean_goodput_mbps(

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from matplotlib import rcParams
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure, FigureBase
 
 from tcpeval.metrics import goodput_mbps
@@ -104,8 +107,12 @@ def draw_lines(
     """One line per value of `key`, `column` against time, from zero, with a legend if short;
     up to `until_s` (when every transfer has finished) rather than the end of the run."""
     groups = series.groupby(key, sort=True)
-    for value, rows in groups:
-        axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
+    if groups.ngroups > LEGEND_MAX_LINES:
+        axes.add_collection(_line_collection(series, key, column))
+        axes.autoscale_view()
+    else:
+        for value, rows in groups:
+            axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
     axes.set_xlim(left=0)
     if until_s is not None:
         axes.set_xlim(right=until_s * (1 + X_MARGIN))
@@ -114,6 +121,20 @@ def draw_lines(
     # A probe of a real path has no link series: nothing to label.
     if 0 < groups.ngroups <= LEGEND_MAX_LINES:
         axes.legend(loc="best", fontsize="small")
+
+
+def _line_collection(series: pd.DataFrame, key: str, column: str) -> LineCollection:
+    """The lines of every value of `key`, in its order, coloured in turn as `plot` would colour
+    them, as one artist: matplotlib's work per line made 10,000 flows' plots take 20 s."""
+    rows = series.sort_values(key, kind="stable")  # each line keeps its rows' order, as groupby
+    keys = rows[key].to_numpy()
+    points = np.column_stack(
+        [rows["t_s"].to_numpy(float), rows[column].to_numpy(float, na_value=np.nan)]
+    )
+    lines = np.split(points, np.flatnonzero(keys[1:] != keys[:-1]) + 1)
+    cycle = rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = [cycle[i % len(cycle)] for i in range(len(lines))]
+    return LineCollection(lines, colors=colors, linewidths=1)
 
 
 def fixed_margins(
