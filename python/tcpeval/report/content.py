@@ -312,8 +312,8 @@ def _flow_labels(section: Section, run_id: str) -> dict[object, str]:
     """`flow 0 (cubic, 42 ms)` for each flow of a run."""
     rows = section.frame[section.frame["run_id"] == run_id]
     return {
-        row["id"]: f"flow {row['id']} ({row['cc']}, {row['rtt_ms']:g} ms)"
-        for _, row in rows.iterrows()
+        flow: f"flow {flow} ({cc}, {rtt_ms:g} ms)"
+        for flow, cc, rtt_ms in zip(rows["id"], rows["cc"], rows["rtt_ms"], strict=True)
     }
 
 
