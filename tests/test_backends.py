@@ -17,9 +17,10 @@ from helpers import SMALL_TOML, ModelUnderAnotherName, small_scenario
 from tcpeval import backends
 from tcpeval.cli import app
 from tcpeval.compare import compare_backends
+from tcpeval.report.compare_page import overlay
 from tcpeval.report.dataset import ReportError
 from tcpeval.result import Result
-from tcpeval.scenario import Scenario, ScenarioError, parse_scenario
+from tcpeval.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from tcpeval.suites.runner import run_suite
 
 runner = CliRunner()
@@ -240,6 +241,40 @@ def test_compare_prints_the_table_and_writes_the_page(small_file: Path, tmp_path
     assert tcpeval.load(out / "sim").backend == "sim"
     saved = json.loads((out / "compare.json").read_text())
     assert saved["backends"] == ["model", "sim"]
+
+
+def test_a_comparison_of_many_flows_shows_the_first_and_names_each_backends_lines(
+    tmp_path: Path,
+) -> None:
+    # 10,000 flows once took the terminal a row each and the overlay a legend entry each (over
+    # ten minutes of drawing); the file keeps every row.
+    path = tmp_path / "many.toml"
+    path.write_text(
+        'duration = "2s"\nbottleneck = { rate = "100Mbps", queue = "100%bdp" }\n'
+        '[[flow]]\ncc = "reno"\nrtt = "20ms"\ncount = 60\n'
+    )
+    out = tmp_path / "cmp"
+    args = ["compare", str(path), "--backends", "model,sim", "--out", str(out)]
+    run = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert run.exit_code == 0, run.output
+    assert "goodput flow 39 " in run.stdout
+    assert "goodput flow 40 " not in run.stdout
+    assert "… 20 more rows of flows, in compare.json" in run.stdout
+    rows = json.loads((out / "compare.json").read_text())["rows"]
+    assert sum(row["figure"].startswith("goodput flow ") for row in rows) == 60
+    comparison = compare_backends(load_scenario(path), ["model", "sim"])
+    figure = overlay(comparison, "cwnd_pkts")
+    axes = figure.axes[0]
+    assert [len(collection.get_paths()) for collection in axes.collections] == [60, 60]
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == [
+        "model flows",
+        "sim flows",
+    ]
+    drawn, (width, height) = figure.get_tightbbox(), figure.get_size_inches()
+    assert drawn.x0 >= 0  # fixed margins hold every label
+    assert drawn.y0 >= 0
+    assert drawn.x1 <= width
+    assert drawn.y1 <= height
 
 
 def test_compare_sets_a_saved_result_beside_the_backends(small_file: Path, tmp_path: Path) -> None:

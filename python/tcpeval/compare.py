@@ -103,16 +103,23 @@ def _figures(results: dict[str, Result]) -> list[tuple[str, str]]:
     return figures
 
 
+def flow_of(figure: str) -> int | None:
+    """The flow a per-flow figure is about; None for the path's figures."""
+    if figure.startswith(("goodput flow ", "recovery flow ")):
+        return int(figure.rpartition(" ")[2])
+    return None
+
+
 def value(result: Result, figure: str) -> float | None:
     """One figure of one result; None where the backend has none."""
     summary = result.summary
     flows = summary["flows"]
     bottleneck = summary["bottleneck"] or {}
-    if figure.startswith("goodput flow "):
-        flow = int(figure.rpartition(" ")[2])
+    flow = flow_of(figure)
+    if flow is not None and figure.startswith("goodput"):
         return flows[flow]["goodput_mbps"] if flow < len(flows) else None
-    if figure.startswith("recovery flow "):
-        return _recovery_s(result, int(figure.rpartition(" ")[2]))
+    if flow is not None:
+        return _recovery_s(result, flow)
     if figure == "goodput total":
         goodputs = [f["goodput_mbps"] for f in flows]
         return None if None in goodputs else sum(goodputs)

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from tcpeval.compare import Comparison
 from tcpeval.metrics import goodput_mbps
 from tcpeval.report.html import png_data_uri, templates
-from tcpeval.report.plots import plain_text
+from tcpeval.report.plots import LEGEND_MAX_LINES, fixed_margins, line_collection, plain_text
 from tcpeval.summary import path_rates_bps
 
 TEMPLATE = "compare.html.j2"
@@ -31,15 +31,23 @@ def render_comparison(comparison: Comparison) -> str:
 
 
 def overlay(comparison: Comparison, column: str) -> Figure:
-    """One line per backend and flow: a colour per flow, a line style per backend."""
-    figure = Figure(figsize=(9, 4.5), layout="constrained")
+    """One line per backend and flow: a colour per flow, a line style per backend. Beyond what
+    a legend can name, a backend's flows are one collection and the legend names its style."""
+    figure = Figure(figsize=(9, 4.5))
+    fixed_margins(figure)
     axes = figure.add_subplot()
     for style, (backend, result) in zip(LINE_STYLES * 4, comparison.results.items(), strict=False):
         goodput = column == "goodput_mbps"
         series = (
             goodput_mbps(result.flows, path_rates_bps(result.summary)) if goodput else result.flows
         )
-        for colour, (flow, rows) in enumerate(series.groupby("flow", sort=True)):
+        groups = series.groupby("flow", sort=True)
+        if groups.ngroups > LEGEND_MAX_LINES:
+            axes.add_collection(line_collection(series, "flow", column, linestyle=style))
+            axes.plot([], [], linestyle=style, color="grey", linewidth=1, label=f"{backend} flows")
+            axes.autoscale_view()
+            continue
+        for colour, (flow, rows) in enumerate(groups):
             axes.plot(
                 rows["t_s"],
                 rows[column],

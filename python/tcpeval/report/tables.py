@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.table import Table
 
-from tcpeval.compare import Comparison
+from tcpeval.compare import Comparison, flow_of
+from tcpeval.layout import COMPARE_FILE
 from tcpeval.metrics import declared
 from tcpeval.report.verdicts import Verdict
 from tcpeval.scenario.window import WHOLE_RUN
@@ -195,7 +196,14 @@ def comparison_table(comparison: Comparison) -> Table:
         table.add_column(name, justify="right")
     for name in comparison.backends[1:]:
         table.add_column(f"{name}/{first}", justify="right")
-    for row in comparison.rows:
+    # Like flows_table, the first flows' rows; the others are in the file.
+    hidden = [(flow_of(row.figure) or 0) >= FLOW_ROWS_MAX for row in comparison.rows]
+    first_hidden = hidden.index(True) if any(hidden) else None
+    for index, row in enumerate(comparison.rows):
+        if index == first_hidden:
+            table.add_row(f"… {sum(hidden)} more rows of flows, in {COMPARE_FILE}")
+        if hidden[index]:
+            continue
         values = [_number(row.values[name], ".4g") for name in comparison.backends]
         ratios = [
             f"[red]{_number(ratio, '.3f')}[/]" if name in row.flagged else _number(ratio, ".3f")
