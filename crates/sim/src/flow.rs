@@ -26,13 +26,22 @@ fn sack_compression_delay_ns(spec: &scenario::Flow) -> Option<u64> {
 
 #[derive(Debug)]
 pub struct Flow {
-    pub spec: scenario::Flow,
     pub sender: Sender,
     pub receiver: Receiver,
     pub delayed_ack: Timer,
     pub window_update: Timer,
     /// Segments delivered in order when the application stopped.
     pub delivered_at_stop: Option<u64>,
+    // Of the flow's spec, what the samples and the summary read: the spec itself is dropped
+    // once the flow is built (`Simulation::new`).
+    pub group: u32,
+    /// The algorithm's name.
+    pub cc: &'static str,
+    pub rtt_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    pub size_bytes: Option<u64>,
+    pub mss_bytes: u32,
 }
 
 /// The receiving application, if it reads at a limited rate: from a buffer of `window`
@@ -95,19 +104,19 @@ fn app_data(spec: &scenario::Flow, in_exchange: bool) -> AppData {
 
 impl Flow {
     pub fn new(id: FlowId, s: &Scenario, in_exchange: bool) -> Result<Self, ScenarioError> {
-        let spec = s.flows[id as usize].clone();
+        let spec = &s.flows[id as usize];
         let init = Init {
             mss_bytes: spec.mss_bytes,
             initial_cwnd_pkts: f64::from(spec.initial_cwnd_pkts),
             seed: s.seed ^ (u64::from(id) + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         };
-        let cc = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
+        let (cc_name, cc) = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
             ScenarioError::new(Field::of("flows", id as usize, "cc"), value, reason)
         })?;
         let cfg = SenderConfig {
             mss_bytes: spec.mss_bytes,
             sack: spec.sack,
-            window_pkts: window_cap_pkts(&spec, s),
+            window_pkts: window_cap_pkts(spec, s),
             min_rto_ns: spec.min_rto_ns,
             pacing_gap_ns: spec.pacing_gap_ns,
             pacing_rate_bps: spec.pacing_rate_bps,
@@ -115,23 +124,29 @@ impl Flow {
             tso: spec.tso,
         };
         Ok(Self {
-            sender: Sender::new(id, cfg, app_data(&spec, in_exchange), cc),
+            sender: Sender::new(id, cfg, app_data(spec, in_exchange), cc),
             receiver: Receiver::new(spec.sack, spec.delayed_ack, DELAYED_ACK_TIMEOUT_NS)
-                .with_sink(sink(&spec, s))
-                .with_sack_compression(sack_compression_delay_ns(&spec))
+                .with_sink(sink(spec, s))
+                .with_sack_compression(sack_compression_delay_ns(spec))
                 .with_dsack(spec.undo)
                 .with_periodic_drop(spec.drop_every),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
             delivered_at_stop: None,
-            spec,
+            group: spec.group,
+            cc: cc_name,
+            rtt_ns: spec.rtt_ns,
+            start_ns: spec.start_ns,
+            stop_ns: spec.stop_ns,
+            size_bytes: spec.size_bytes,
+            mss_bytes: spec.mss_bytes,
         })
     }
 
     /// Bytes delivered in order to the receiving application after `segments` segments.
     pub fn bytes_of(&self, segments: u64) -> u64 {
-        let bytes = segments * u64::from(self.spec.mss_bytes);
-        self.spec.size_bytes.map_or(bytes, |size| bytes.min(size))
+        let bytes = segments * u64::from(self.mss_bytes);
+        self.size_bytes.map_or(bytes, |size| bytes.min(size))
     }
 
     pub fn delivered_bytes(&self) -> u64 {
@@ -141,8 +156,7 @@ impl Flow {
     /// Whether nothing more will happen to this flow: its transfer is acknowledged, or its
     /// application stopped and nothing is left in flight.
     pub fn finished(&self) -> bool {
-        let transferred =
-            self.spec.size_bytes.is_some() && self.sender.stats.all_acked_ns.is_some();
+        let transferred = self.size_bytes.is_some() && self.sender.stats.all_acked_ns.is_some();
         let stopped = self.delivered_at_stop.is_some() && self.sender.in_flight_pkts() == 0;
         transferred || stopped
     }

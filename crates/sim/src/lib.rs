@@ -31,16 +31,16 @@ pub use progress::Progress;
 pub use scenario::Scenario;
 
 /// Simulate one scenario.
-pub fn run(scenario: &Scenario) -> Result<Output, RunError> {
+pub fn run(scenario: Scenario) -> Result<Output, RunError> {
     run_with(scenario, &Progress::default())
 }
 
 /// Simulate one scenario, showing its progress in `progress`, which can also stop it.
-pub fn run_with(scenario: &Scenario, progress: &Progress) -> Result<Output, RunError> {
+pub fn run_with(scenario: Scenario, progress: &Progress) -> Result<Output, RunError> {
     sim::Simulation::new(scenario)?.run(progress)
 }
 
 /// Simulate a scenario given as resolved JSON (docs/contract.md).
 pub fn run_json(resolved: &str, progress: &Progress) -> Result<Output, RunError> {
-    run_with(&Scenario::from_json(resolved)?, progress)
+    run_with(Scenario::from_json(resolved)?, progress)
 }

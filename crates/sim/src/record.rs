@@ -92,7 +92,7 @@ impl Recorder {
         flows: &[Flow],
         links: &mut [Link],
     ) -> Result<(), RunError> {
-        let active = |(i, f): &(usize, &Flow)| !self.done[*i] && f.spec.start_ns <= now_ns;
+        let active = |(i, f): &(usize, &Flow)| !self.done[*i] && f.start_ns <= now_ns;
         let rows = flows.iter().enumerate().filter(active).count();
         let rows_so_far = self.flows.t_s.len() + self.links.t_s.len();
         let out_of_memory = |_: TryReserveError| RunError::OutOfMemory { rows: rows_so_far };
@@ -101,7 +101,7 @@ impl Recorder {
         self.links.try_reserve(link_rows).map_err(out_of_memory)?;
         let t_s = secs(now_ns);
         for (i, f) in flows.iter().enumerate() {
-            if self.done[i] || f.spec.start_ns > now_ns {
+            if self.done[i] || f.start_ns > now_ns {
                 continue;
             }
             self.done[i] = f.finished();

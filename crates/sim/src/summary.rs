@@ -101,27 +101,24 @@ pub struct Summary {
 
 pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
     let s = &f.sender.stats;
-    let finite = f.spec.size_bytes.is_some();
+    let finite = f.size_bytes.is_some();
     let completed_ns = s.all_acked_ns.filter(|_| finite);
-    let start_ns = f.spec.start_ns.min(end_ns);
-    let active_end_ns = completed_ns
-        .or(f.spec.stop_ns)
-        .unwrap_or(end_ns)
-        .min(end_ns);
+    let start_ns = f.start_ns.min(end_ns);
+    let active_end_ns = completed_ns.or(f.stop_ns).unwrap_or(end_ns).min(end_ns);
     let delivered = match (completed_ns, f.delivered_at_stop) {
         (None, Some(segments)) => f.bytes_of(segments),
         _ => f.delivered_bytes(),
     };
     FlowSummary {
         id: id as u32,
-        group: f.spec.group,
-        cc: f.spec.cc_name().to_owned(),
-        rtt_ms: millis(f.spec.rtt_ns),
+        group: f.group,
+        cc: f.cc.to_owned(),
+        rtt_ms: millis(f.rtt_ns),
         goodput_mbps: rate_bps(delivered, active_end_ns.saturating_sub(start_ns)) / 1e6,
         bytes_delivered: delivered,
         retransmits: s.retransmits,
         timeouts: s.timeouts,
-        completion_s: completed_ns.map(|t| secs(t - f.spec.start_ns)),
+        completion_s: completed_ns.map(|t| secs(t - f.start_ns)),
         start_s: secs(start_ns),
         end_s: secs(active_end_ns),
         packets_sent: s.packets_sent,
@@ -156,14 +153,14 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
     }
 }
 
-pub fn source_summary(id: usize, s: &Source, active_ns: u64) -> SourceSummary {
+pub fn source_summary(id: usize, s: &Source, end_ns: u64) -> SourceSummary {
     SourceSummary {
         id: id as u32,
         kind: s.kind.to_owned(),
         packets_sent: s.stats.packets_sent,
         packets_delivered: s.stats.packets_delivered,
         packets_dropped: s.stats.packets_dropped,
-        goodput_mbps: s.goodput_mbps(active_ns),
+        goodput_mbps: s.goodput_mbps(s.active_ns(end_ns)),
     }
 }
 

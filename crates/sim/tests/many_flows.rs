@@ -79,7 +79,7 @@ fn the_many_flows_mode_changes_no_output() {
         stop_ns: None,
     });
     let run = |many: bool| {
-        let mut out = Simulation::new(&s)
+        let mut out = Simulation::new(s.clone())
             .expect("valid scenario")
             .as_many_flows(many)
             .run(&Progress::default())

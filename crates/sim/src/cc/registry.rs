@@ -46,8 +46,15 @@ pub fn describe() -> serde_json::Value {
         .collect()
 }
 
-/// Build the controller named in `cc` (`{"name": ..., params...}`).
-pub fn build(cc: &Params, init: &Init) -> Result<Box<dyn CongestionControl>, (String, String)> {
+/// A `cc` table refused: the value at fault and why.
+pub type Refusal = (String, String);
+
+/// Build the controller named in `cc` (`{"name": ..., params...}`); returns it with the
+/// algorithm's name.
+pub fn build(
+    cc: &Params,
+    init: &Init,
+) -> Result<(&'static str, Box<dyn CongestionControl>), Refusal> {
     let name = cc.get("name").and_then(|v| v.as_str()).unwrap_or_default();
     let algorithm = find(name).ok_or_else(|| {
         let known: Vec<_> = ALGORITHMS.iter().map(|a| a.name).collect();
@@ -58,7 +65,8 @@ pub fn build(cc: &Params, init: &Init) -> Result<Box<dyn CongestionControl>, (St
     })?;
     let mut params = cc.clone();
     params.remove("name");
-    (algorithm.build)(&params, init).map_err(|e| (name.to_owned(), e))
+    let controller = (algorithm.build)(&params, init).map_err(|e| (name.to_owned(), e))?;
+    Ok((algorithm.name, controller))
 }
 
 #[cfg(test)]
@@ -78,7 +86,8 @@ mod tests {
         for a in ALGORITHMS {
             let mut cc = Params::new();
             cc.insert("name".into(), a.name.into());
-            let c = build(&cc, &init()).unwrap_or_else(|e| panic!("{}: {:?}", a.name, e));
+            let (name, c) = build(&cc, &init()).unwrap_or_else(|e| panic!("{}: {:?}", a.name, e));
+            assert_eq!(name, a.name);
             assert_eq!(c.cwnd(), 10.0, "{} starts at the initial window", a.name);
             assert!((a.defaults)().is_object());
         }

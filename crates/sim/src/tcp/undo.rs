@@ -135,7 +135,7 @@ mod tests {
         };
         let mut params = serde_json::Map::new();
         params.insert("name".into(), "reno".into());
-        registry::build(&params, &init).unwrap()
+        registry::build(&params, &init).unwrap().1
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub struct Source {
     packet_bytes: u32,
     /// Time between packets while sending.
     gap_ns: u64,
+    start_ns: u64,
     stop_ns: Option<u64>,
     onoff: Option<OnOff>,
     pub stats: SourceStats,
@@ -52,16 +53,18 @@ pub struct Source {
 
 impl Source {
     pub fn new(id: FlowId, spec: &SourceSpec, seed: u64) -> Self {
-        let (rate_bps, packet_bytes, stop_ns, onoff) = match *spec {
+        let (rate_bps, packet_bytes, start_ns, stop_ns, onoff) = match *spec {
             SourceSpec::Cbr {
                 rate_bps,
                 packet_bytes,
+                start_ns,
                 stop_ns,
                 ..
-            } => (rate_bps, packet_bytes, stop_ns, None),
+            } => (rate_bps, packet_bytes, start_ns, stop_ns, None),
             SourceSpec::Onoff {
                 rate_bps,
                 packet_bytes,
+                start_ns,
                 stop_ns,
                 shape,
                 mean_on_ns,
@@ -72,6 +75,7 @@ impl Source {
                 (
                     rate_bps,
                     packet_bytes,
+                    start_ns,
                     stop_ns,
                     Some(OnOff {
                         shape,
@@ -88,19 +92,20 @@ impl Source {
             kind: spec.kind(),
             packet_bytes,
             gap_ns: tx_time_ns(packet_bytes, rate_bps).max(1),
+            start_ns,
             stop_ns,
             onoff,
             stats: SourceStats::default(),
         }
     }
 
-    /// When the first packet leaves, the source having been started at `start_ns`. An on/off
-    /// source begins with an off period, so that sources started together do not synchronise.
-    pub fn first_send_ns(&mut self, start_ns: u64) -> u64 {
+    /// When the first packet leaves. An on/off source begins with an off period, so that
+    /// sources started together do not synchronise.
+    pub fn first_send_ns(&mut self) -> u64 {
         match &mut self.onoff {
-            None => start_ns,
+            None => self.start_ns,
             Some(o) => {
-                let on_start = start_ns + o.pareto_ns(o.mean_off_ns);
+                let on_start = self.start_ns + o.pareto_ns(o.mean_off_ns);
                 o.on_until_ns = on_start + o.pareto_ns(o.mean_on_ns);
                 on_start
             }
@@ -124,6 +129,12 @@ impl Source {
             }
         }
         (Some(pkt), Some(next_ns))
+    }
+
+    /// How long the source was started within a run that ended at `end_ns`.
+    pub fn active_ns(&self, end_ns: u64) -> u64 {
+        let stop_ns = self.stop_ns.unwrap_or(end_ns).min(end_ns);
+        stop_ns.saturating_sub(self.start_ns)
     }
 
     pub fn goodput_mbps(&self, active_ns: u64) -> f64 {
@@ -161,12 +172,28 @@ mod tests {
             stop_ns: Some(10_000_000),
         };
         let mut s = Source::new(0, &spec, 1);
-        let mut t = s.first_send_ns(0);
+        let mut t = s.first_send_ns();
         while let (Some(_), Some(next)) = s.send(t) {
             t = next;
         }
         // 1500 bytes at 12 Mb/s: one packet per ms, ten before the stop at 10 ms.
         assert_eq!(s.stats.packets_sent, 10);
+    }
+
+    #[test]
+    fn a_source_is_active_from_its_start_to_its_stop_or_the_end_of_the_run() {
+        let spec = SourceSpec::Cbr {
+            route: vec![],
+            reverse: false,
+            rate_bps: 12_000_000,
+            packet_bytes: 1500,
+            start_ns: 20,
+            stop_ns: Some(100),
+        };
+        let s = Source::new(0, &spec, 1);
+        assert_eq!(s.active_ns(1000), 80);
+        assert_eq!(s.active_ns(50), 30, "cut at the end of the run");
+        assert_eq!(s.active_ns(10), 0, "ended before it started");
     }
 
     #[test]
@@ -182,7 +209,7 @@ mod tests {
     #[test]
     fn an_onoff_source_averages_rate_times_on_fraction() {
         let mut s = onoff(1.9);
-        let mut t = s.first_send_ns(0);
+        let mut t = s.first_send_ns();
         let end_ns = 2_000 * NS_PER_SEC;
         while t < end_ns {
             t = s.send(t).1.unwrap();

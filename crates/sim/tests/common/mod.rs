@@ -98,7 +98,7 @@ pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
 
 /// Run and check packet conservation, which must hold for every run.
 pub fn run_checked(s: &Scenario) -> Output {
-    let out = run(s).expect("valid scenario");
+    let out = run(s.clone()).expect("valid scenario");
     let sim = &out.summary.sim;
     assert_eq!(
         sim.packets_sent,
