@@ -67,11 +67,11 @@ fn simulate<'py>(
     resolved_json: &str,
     progress: Option<Py<Progress>>,
 ) -> PyResult<Simulated<'py>> {
-    let json = resolved_json.to_owned();
     let progress = progress.unwrap_or_else(|| Py::new(py, Progress::default()).expect("new"));
-    // The run needs no Python objects: let other Python threads go on meanwhile.
+    // The run needs no Python objects: let other Python threads go on meanwhile. It reads the
+    // caller's string, which stays alive and unchanged (a str is immutable), without a copy.
     let out = py
-        .detach(|| tcpeval_sim::run_json(&json, &progress.get().0))
+        .detach(|| tcpeval_sim::run_json(resolved_json, &progress.get().0))
         .map_err(failed)?;
     let summary = out.summary_json();
     let flows = columns(py, out.flows.into_named())?;

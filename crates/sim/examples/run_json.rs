@@ -8,21 +8,25 @@
 
 use std::process::ExitCode;
 
-use tcpeval_sim::{run_json, Progress};
+use tcpeval_sim::{run_with, Progress, RunError, Scenario};
 
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: run_json RESOLVED.json");
         return ExitCode::FAILURE;
     };
-    let resolved = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
+    let scenario = match std::fs::read_to_string(&path) {
+        // Dropped once parsed: the run does not read the text (63 MB for 100,000 flows).
+        Ok(text) => Scenario::from_json(&text),
         Err(error) => {
             eprintln!("{path}: {error}");
             return ExitCode::FAILURE;
         }
     };
-    match run_json(&resolved, &Progress::default()) {
+    match scenario
+        .map_err(RunError::from)
+        .and_then(|scenario| run_with(scenario, &Progress::default()))
+    {
         Ok(output) => {
             let sim = &output.summary.sim;
             let ns_per_pkt = sim.wall_seconds * 1e9 / sim.packets_delivered.max(1) as f64;
