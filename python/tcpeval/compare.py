@@ -116,10 +116,10 @@ def value(result: Result, figure: str) -> float | None:
     flows = summary["flows"]
     bottleneck = summary["bottleneck"] or {}
     flow = flow_of(figure)
-    if flow is not None and figure.startswith("goodput"):
-        return flows[flow]["goodput_mbps"] if flow < len(flows) else None
-    if flow is not None:
+    if flow is not None and figure.startswith("recovery"):
         return _recovery_s(result, flow)
+    if flow is not None:
+        return flows[flow]["goodput_mbps"] if flow < len(flows) else None
     if figure == "goodput total":
         goodputs = [f["goodput_mbps"] for f in flows]
         return None if None in goodputs else sum(goodputs)

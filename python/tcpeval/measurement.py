@@ -7,8 +7,8 @@ link's utilisation and mean queue. The whole run's figures stay beside them, as
 `whole_run_goodput_mbps`, `whole_run_jain_index`, `whole_run_utilization` and
 `whole_run_mean_queue_pkts`. Counters (retransmits, timeouts, drops, packets sent) stay whole-run:
 packets sent are not sampled, so a windowed rate would divide two different spans
-(docs/methodology.md §3.1). The summary also records the window, the tool's version and the
-scenario's hash.
+(docs/methodology.md §3.1). The summary also records the window (the tool's version and the
+scenario's hash are stamped beside it: provenance.py, backends/run.py).
 """
 
 from __future__ import annotations

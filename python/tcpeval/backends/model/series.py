@@ -39,6 +39,7 @@ class FlowPlan:
         rate_bps = np.zeros(len(times_s))
         rtt_s = np.full(len(times_s), math.nan)
         unanswered = np.ones(len(times_s), dtype=bool)
+        last_drop = np.searchsorted(self.drops_s, times_s, side="right")
         for start_s, stop_s, answer in self.epochs:
             at = unanswered & (start_s <= times_s) & (times_s < stop_s)
             unanswered &= ~at
@@ -51,7 +52,6 @@ class FlowPlan:
             rate_bps[at] = answer.goodput_bps
             if answer.on_link or full == 0:
                 continue
-            last_drop = np.searchsorted(self.drops_s, times_s, side="right")
             for i in np.flatnonzero(at & (last_drop > 0)):
                 since_s = times_s[i] - self.drops_s[last_drop[i] - 1]
                 window[i] = self.flow.stack.window_after_loss_pkts(full, since_s, answer.rtt_s)
