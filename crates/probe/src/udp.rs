@@ -5,13 +5,19 @@
 //! arrives at the bottleneck's rate and, once the queue fills, loses the excess: the path's
 //! capacity seen without TCP in the way.
 
+use std::io::IoSliceMut;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use nix::cmsg_space;
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::time::{TimeSpec, TimeValLike};
+use nix::time::{clock_gettime, ClockId};
 use serde::{Deserialize, Serialize};
 use socket2::Type;
 
@@ -265,12 +271,12 @@ fn collect(
     let mut trains: Vec<Vec<Arrival>> = request.spacings_ns.iter().map(|_| Vec::new()).collect();
     let mut buf = vec![0u8; 65_536];
     let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
+    let clock = ArrivalClock::new(socket, start);
     let mut kept: u64 = 0;
     while !stop.load(Ordering::Relaxed) && Instant::now() < until {
-        let Ok(n) = socket.recv(&mut buf) else {
+        let Some((n, recv_ns)) = clock.receive(socket, &mut buf) else {
             continue;
         };
-        let recv_ns = start.elapsed().as_nanos() as u64;
         let Some((train, seq, send_ns)) = decode(&buf[..n], session) else {
             continue;
         };
@@ -288,6 +294,50 @@ fn collect(
         }
     }
     trains
+}
+
+/// When each datagram arrived, in ns since the test began. The kernel stamps a datagram as it
+/// reaches the socket (`SO_TIMESTAMPNS`, socket(7)); the time `recv` returns is later by however
+/// long this process waited to run, and on a busy host that spread a train's arrivals by 10%.
+/// Without the stamp, the time `recv` returned.
+struct ArrivalClock {
+    start: Instant,
+    /// `start` on the kernel's stamp clock (CLOCK_REALTIME), when the socket stamps.
+    start_realtime: Option<TimeSpec>,
+}
+
+impl ArrivalClock {
+    fn new(socket: &UdpSocket, start: Instant) -> Self {
+        let stamps = setsockopt(socket, sockopt::ReceiveTimestampns, &true).is_ok();
+        let now = clock_gettime(ClockId::CLOCK_REALTIME).ok();
+        let since_start = TimeSpec::from_duration(start.elapsed());
+        Self {
+            start,
+            start_realtime: now.filter(|_| stamps).map(|now| now - since_start),
+        }
+    }
+
+    /// One datagram into `buf`: its length and arrival time, or `None` on timeout or error.
+    fn receive(&self, socket: &UdpSocket, buf: &mut [u8]) -> Option<(usize, u64)> {
+        let mut space = cmsg_space!(TimeSpec);
+        let mut iov = [IoSliceMut::new(buf)];
+        let message = recvmsg::<()>(
+            socket.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::empty(),
+        )
+        .ok()?;
+        let stamp = message.cmsgs().ok()?.find_map(|c| match c {
+            ControlMessageOwned::ScmTimestampns(stamp) => Some(stamp),
+            _ => None,
+        });
+        let stamped_ns = stamp
+            .zip(self.start_realtime)
+            .and_then(|(stamp, start)| u64::try_from((stamp - start).num_nanoseconds()).ok());
+        let arrived_ns = stamped_ns.unwrap_or_else(|| self.start.elapsed().as_nanos() as u64);
+        Some((message.bytes, arrived_ns))
+    }
 }
 
 pub struct UdpOptions {
@@ -415,6 +465,32 @@ pub fn wait_until(deadline: Instant) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_arrival_is_timed_when_the_datagram_came_not_when_it_was_read() {
+        // Loopback only. Read 100 ms after it came, a datagram must still be timed at its
+        // arrival: the kernel's stamp, not the late `recv`.
+        let receiver = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let sender = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        let start = Instant::now();
+        let clock = ArrivalClock::new(&receiver, start);
+        let to = receiver.local_addr().expect("address");
+        sender.send_to(b"probe", to).expect("send");
+        let sent_ns = start.elapsed().as_nanos() as u64;
+        thread::sleep(Duration::from_millis(100));
+        let mut buf = [0u8; 16];
+        let (n, arrived_ns) = clock.receive(&receiver, &mut buf).expect("a datagram");
+        let read_ns = start.elapsed().as_nanos() as u64;
+        assert_eq!(&buf[..n], b"probe");
+        assert!(
+            read_ns - arrived_ns >= 90_000_000,
+            "timed as read: {arrived_ns} vs {read_ns}"
+        );
+        assert!(
+            arrived_ns.abs_diff(sent_ns) < 10_000_000,
+            "{arrived_ns} vs sent {sent_ns}"
+        );
+    }
 
     fn arrivals(list: &[(u32, u64, u64)]) -> Vec<Arrival> {
         list.iter()
