@@ -335,9 +335,12 @@ impl ArrivalClock {
             MsgFlags::empty(),
         )
         .ok()?;
-        let stamp = message.cmsgs().ok()?.find_map(|c| match c {
-            ControlMessageOwned::ScmTimestampns(stamp) => Some(stamp),
-            _ => None,
+        // A datagram whose stamp cannot be read is still counted, at the time it was read.
+        let stamp = message.cmsgs().ok().and_then(|mut messages| {
+            messages.find_map(|c| match c {
+                ControlMessageOwned::ScmTimestampns(stamp) => Some(stamp),
+                _ => None,
+            })
         });
         let stamped_ns = stamp
             .zip(self.start_realtime)
