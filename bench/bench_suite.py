@@ -1,16 +1,23 @@
-"""Where a quick suite's CPU goes: the simulator core against everything else.
+"""Where a suite's CPU goes: the simulator core against everything else.
 
-    python bench/bench_suite.py [--suite hamilton ...] [--cc cubic] [--jobs 2] [--command PATH]
+    python bench/bench_suite.py [--suite hamilton ...] [--cc cubic] [--jobs 2] [--full]
+        [--command PATH]
 
 Runs `tcpeval suite NAME --cc CC --quick` (simulator backend) in a temporary directory, as a
-user does, and prints its wall time, its CPU time (user + sys of the command and of every
-process it started, this one their subreaper: `RUSAGE_CHILDREN`, read before and after) and
-the core's time two ways: the sum of each run's `backend.wall_seconds`, which the core times
-around the simulation alone (its CPU time on an idle core, more on a busy one), and the CPU
-time of the same simulations run again in this process, which the core's share is taken
-from. Then the CPU of `tcpeval --help`, the cost of starting the command. On a shared
-machine wall times vary with the load; CPU times vary far less, so compare those. A benchmark
-prints numbers for people to compare; it asserts nothing.
+user does, and prints the packets its runs delivered, its wall time, its CPU time (user + sys
+of the command and of every process it started, this one their subreaper: `RUSAGE_CHILDREN`,
+read before and after) and the core's time two ways: the sum of each run's
+`backend.wall_seconds`, which the core times around the simulation alone (its CPU time on an
+idle core, more on a busy one), and the CPU time of the same simulations run again in this
+process, which the core's share is taken from. Then the CPU of `tcpeval --help`, the cost of
+starting the command.
+
+With `--full` it runs the suite's full grid instead (the Hamilton suite: 1,050 runs, minutes on
+two cores) and leaves out the second simulation of every run, so the core's CPU and share are
+not printed; its wall time from the summaries is. `--command` can name another tree's
+installed `tcpeval`, to time an older version the same way (its results may differ, hence the
+packets). On a shared machine wall times vary with the load; CPU times vary far less, so
+compare those. A benchmark prints numbers for people to compare; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -65,12 +72,25 @@ def _reap_all() -> None:
             return
 
 
-def core_seconds(out: Path) -> tuple[int, float]:
-    """The runs of a suite directory and the seconds the core spent simulating them, as each
-    run's summary says (the core's wall time)."""
-    summaries = list(out.glob("*/runs/*/summary.json"))
-    seconds = sum(json.loads(path.read_text())["backend"]["wall_seconds"] for path in summaries)
-    return len(summaries), seconds
+@dataclass(frozen=True)
+class Simulated:
+    """What a suite directory's summaries say the core did."""
+
+    runs: int
+    wall_s: float
+    """The core's wall time, summed over the runs."""
+    delivered_pkts: int
+
+
+def simulated(out: Path) -> Simulated:
+    backends = [
+        json.loads(path.read_text())["backend"] for path in out.glob("*/runs/*/summary.json")
+    ]
+    return Simulated(
+        runs=len(backends),
+        wall_s=sum(backend["wall_seconds"] for backend in backends),
+        delivered_pkts=sum(backend["details"]["packets_delivered"] for backend in backends),
+    )
 
 
 def core_cpu_seconds(suite: str, cc: str) -> float:
@@ -99,20 +119,26 @@ def main() -> None:
     parser.add_argument("--suite", nargs="+", default=["hamilton"])
     parser.add_argument("--cc", default="cubic")
     parser.add_argument("--jobs", type=int, default=None, help="Default: one per CPU.")
+    parser.add_argument("--full", action="store_true", help="The full grid, not --quick.")
     parser.add_argument("--command", type=Path, default=installed(), help="Default: %(default)s")
     options = parser.parse_args()
     jobs = [] if options.jobs is None else ["--jobs", str(options.jobs)]
-    print(f"{'suite':<10}{'runs':>5}{'wall s':>8}{'CPU s':>7}{'core wall s':>12}", end="")
-    print(f"{'core CPU s':>11}{'core share':>11}")
+    grid = [] if options.full else ["--quick"]
+    print(f"{'suite':<10}{'runs':>5}{'M pkts':>8}{'wall s':>8}{'CPU s':>7}", end="")
+    print(f"{'core wall s':>12}{'core CPU s':>11}{'core share':>11}")
     for suite in options.suite:
         with tempfile.TemporaryDirectory() as scratch:
             out = Path(scratch) / suite
-            arguments = ["suite", suite, "--cc", options.cc, "--quick", "--out", str(out), *jobs]
+            arguments = ["suite", suite, "--cc", options.cc, *grid, "--out", str(out), *jobs]
             cost = measured([str(options.command), *arguments])
-            runs, core_wall = core_seconds(out)
+            core = simulated(out)
+        print(f"{suite:<10}{core.runs:>5}{core.delivered_pkts / 1e6:>8.0f}", end="")
+        print(f"{cost.wall_s:>8.1f}{cost.cpu_s:>7.1f}{core.wall_s:>12.1f}", end="")
+        if options.full:
+            print(f"{'–':>11}{'–':>11}")
+            continue
         core_cpu = core_cpu_seconds(suite, options.cc)
-        print(f"{suite:<10}{runs:>5}{cost.wall_s:>8.1f}{cost.cpu_s:>7.1f}", end="")
-        print(f"{core_wall:>12.1f}{core_cpu:>11.1f}{core_cpu / cost.cpu_s:>11.0%}")
+        print(f"{core_cpu:>11.1f}{core_cpu / cost.cpu_s:>11.0%}")
     help_cost = measured([str(options.command), "--help"])
     print(f"tcpeval --help: {help_cost.cpu_s:.2f} s CPU, {help_cost.wall_s:.2f} s wall")
 
