@@ -10,13 +10,6 @@ use pyo3::types::{PyBytes, PyDict};
 use tcpeval_sim::record::{Column, FLOW_COLUMNS, LINK_COLUMNS};
 use tcpeval_sim::{RunError, ScenarioError};
 
-/// The core's allocations (each flow's scoreboard ring, controller and receiver ranges) come
-/// from mimalloc, whose pages are backed by 2 MiB huge pages where the kernel allows it
-/// (`madvise` mode). With thousands of flows a packet's visit reads state the caches no longer
-/// hold, and on 4 KiB pages each of those reads also misses the TLB (docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 create_exception!(
     _core,
     ScenarioRejected,

@@ -10,10 +10,6 @@ use std::process::ExitCode;
 
 use tcpeval_sim::{run_with, Progress, RunError, Scenario};
 
-/// The allocator the Python extension runs the core with (`crates/py`), so that profiles match.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: run_json RESOLVED.json");
