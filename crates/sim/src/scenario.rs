@@ -182,11 +182,6 @@ pub struct Exchange {
 }
 
 impl Flow {
-    /// The algorithm's registry name.
-    pub fn cc_name(&self) -> &str {
-        self.cc.get("name").and_then(|v| v.as_str()).unwrap_or("")
-    }
-
     /// Bytes of one full-sized data packet on the wire.
     pub fn packet_bytes(&self) -> u32 {
         self.mss_bytes + HEADER_BYTES

@@ -19,7 +19,7 @@ use crate::pcap::Pcap;
 use crate::prefetch::prefetch;
 use crate::progress::{Progress, EVENTS_PER_UPDATE};
 use crate::record::Recorder;
-use crate::scenario::{Scenario, ACK_BYTES, HEADER_BYTES};
+use crate::scenario::{self, Scenario, ACK_BYTES};
 use crate::summary::{self, SimSummary, Summary};
 use crate::tcp::receiver::Reply;
 use crate::tcp::sender::Wakeups;
@@ -39,6 +39,8 @@ pub struct Simulation {
     now_ns: u64,
     duration_ns: u64,
     sample_interval_ns: u64,
+    /// The largest data packet any flow sends: links report their queues in packets of it.
+    largest_packet_bytes: u32,
     queue: EventQueue,
     links: Vec<Link>,
     flows: Vec<Flow>,
@@ -111,6 +113,12 @@ impl Simulation {
             now_ns: 0,
             duration_ns: scenario.duration_ns,
             sample_interval_ns: scenario.sample_interval_ns,
+            largest_packet_bytes: scenario
+                .flows
+                .iter()
+                .map(scenario::Flow::packet_bytes)
+                .max()
+                .unwrap_or(1500),
             queue: EventQueue::default(),
             links: topo.links,
             flows,
@@ -451,17 +459,11 @@ impl Simulation {
 
     fn finish(mut self, wall_seconds: f64) -> Output {
         let end_ns = self.duration_ns;
-        let largest_packet = self
-            .flows
-            .iter()
-            .map(|f| f.mss_bytes + HEADER_BYTES)
-            .max()
-            .unwrap_or(1500);
         let links: Vec<_> = self
             .recorder
             .recorded_links
             .iter()
-            .map(|&i| summary::link_summary(&mut self.links[i], end_ns, largest_packet))
+            .map(|&i| summary::link_summary(&mut self.links[i], end_ns, self.largest_packet_bytes))
             .collect();
         let summary = Summary {
             flows: self
