@@ -100,6 +100,9 @@ pub struct Link {
     /// reused, so steady state allocates nothing.
     aqm_dropped: Vec<(u64, Packet)>,
     aqm_dropped_bytes: u64,
+    /// The last packet size serialised and its time at this link's rate: nearly every packet
+    /// a link carries is the size of the one before, and the division was a tenth of `offer`.
+    last_tx: (u32, u64),
     pub counters: LinkCounters,
 }
 
@@ -145,6 +148,7 @@ impl Link {
             on_tx: None,
             aqm_dropped: Vec::new(),
             aqm_dropped_bytes: 0,
+            last_tx: (0, 0),
             counters: LinkCounters::default(),
         }
     }
@@ -184,10 +188,10 @@ impl Link {
             return self.offer_codel(now_ns, pkt, limit, rate_bps);
         }
         self.advance(now_ns);
+        let packet_time_ns = self.tx_time_ns(pkt.size_bytes, rate_bps);
         if let Aqm::Red(red) = &mut self.aqm {
             // An empty link has been idle since its last transmission ended.
             let idle_since_ns = (self.queued_pkts == 0).then_some(self.busy_until_ns);
-            let packet_time_ns = tx_time_ns(pkt.size_bytes, rate_bps);
             if red.drops_arrival(now_ns, self.queued_pkts, idle_since_ns, packet_time_ns) {
                 self.counters.aqm_drops += 1;
                 return Offer::Dropped(Drop::Aqm);
@@ -197,11 +201,19 @@ impl Link {
             self.counters.queue_drops += 1;
             return Offer::Dropped(Drop::Queue);
         }
-        let end_ns = self.busy_until_ns.max(now_ns) + tx_time_ns(pkt.size_bytes, rate_bps);
+        let end_ns = self.busy_until_ns.max(now_ns) + packet_time_ns;
         self.busy_until_ns = end_ns;
         self.count_queued(pkt);
         self.counters.backlog_ns += u128::from(end_ns - now_ns);
         self.accept_onto_wire(end_ns + self.delay_ns, pkt)
+    }
+
+    /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size.
+    fn tx_time_ns(&mut self, bytes: u32, rate_bps: u64) -> u64 {
+        if self.last_tx.0 != bytes {
+            self.last_tx = (bytes, tx_time_ns(bytes, rate_bps));
+        }
+        self.last_tx.1
     }
 
     fn count_queued(&mut self, pkt: Packet) {
@@ -279,7 +291,7 @@ impl Link {
             self.counters.backlog_ns += u128::from(now_ns - arrival_ns);
         }
         let (arrival_ns, pkt) = next?;
-        let end_ns = now_ns + tx_time_ns(pkt.size_bytes, rate_bps);
+        let end_ns = now_ns + self.tx_time_ns(pkt.size_bytes, rate_bps);
         self.counters.backlog_ns += u128::from(end_ns - arrival_ns);
         self.on_tx = Some((end_ns, pkt));
         Some(end_ns)
@@ -402,6 +414,20 @@ mod tests {
         let (p, next) = l.pop();
         assert_eq!((p.seq, next), (0, Some(24_000 + 5_000)));
         assert_eq!(l.tx_bytes(24_000), 3000);
+    }
+
+    #[test]
+    fn packets_of_mixed_sizes_each_take_their_own_time() {
+        // 1 Gb/s: 1500 B in 12 µs, 52 B in 416 ns; the time remembered for one size is not
+        // reused for another.
+        let mut l = link(10);
+        l.offer(0, Packet::data(0, 0, 1500));
+        l.offer(0, Packet::ack(0, 0, 52));
+        l.offer(0, Packet::data(0, 1, 1500));
+        l.offer(0, Packet::data(0, 2, 1500));
+        let exits: Vec<_> = (0..3).map(|_| l.pop().1).collect();
+        let after = |tx_ns: u64| Some(tx_ns + 5_000);
+        assert_eq!(exits, [after(12_416), after(24_416), after(36_416)]);
     }
 
     #[test]

@@ -52,8 +52,12 @@ impl Pacer {
 
     /// The rate in force: the controller's (`cc_rate_bps`, payload bits/s), capped by the host's.
     pub fn rate_bps(&self, cc_rate_bps: Option<f64>) -> Option<u64> {
-        let cc_rate = cc_rate_bps.map(|r| r as u64).filter(|&r| r > 0);
-        match (cc_rate, self.rate_cap_bps) {
+        self.capped_bps(cc_rate_bps.map(|r| r as u64))
+    }
+
+    /// `rate_bps` (none if zero) capped by the host's limit.
+    pub fn capped_bps(&self, rate_bps: Option<u64>) -> Option<u64> {
+        match (rate_bps.filter(|&r| r > 0), self.rate_cap_bps) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -168,6 +172,10 @@ mod tests {
         assert_eq!(pacer.rate_bps(Some(200.0)), Some(200));
         assert_eq!(pacer.rate_bps(Some(0.0)), Some(300));
         assert_eq!(Pacer::new(MSS, None, None).rate_bps(None), None);
+        // The kernel's rate for TSO frames comes as an integer and is capped the same way.
+        assert_eq!(pacer.capped_bps(Some(500)), Some(300));
+        assert_eq!(pacer.capped_bps(Some(0)), Some(300));
+        assert_eq!(Pacer::new(MSS, None, None).capped_bps(Some(0)), None);
     }
 
     #[test]

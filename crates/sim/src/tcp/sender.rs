@@ -898,7 +898,7 @@ impl Sender {
             self.board.packets_out(),
             self.rtt.srtt_ns(),
         );
-        self.pacer.rate_bps(rate.map(|r| r as f64))
+        self.pacer.capped_bps(rate)
     }
 
     /// RFC 6675 §4 NextSeg: lost segments first, then new data.
