@@ -36,7 +36,7 @@ def probe_rate_gbps(the_lab: Lab, hosts: Hosts, server: str, secret: Path, strea
 def iperf3_rate_gbps(the_lab: Lab, hosts: Hosts, streams: int, seconds: int) -> float:
     server = the_lab.spawn(hosts.server_ns, "iperf3", "-s", "-1", "-B", hosts.server_ip,
                            "-p", str(IPERF3_PORT))  # fmt: skip
-    the_lab.in_ns(hosts.client_ns, "sleep", "0.3")
+    the_lab.wait_listening(server, hosts.server_ns, IPERF3_PORT)
     client = ["iperf3", "-c", hosts.server_ip, "-p", str(IPERF3_PORT), "-t", str(seconds)]
     text = the_lab.in_ns(hosts.client_ns, *client, "-P", str(streams), "-J")
     server.wait(timeout=30)

@@ -33,7 +33,7 @@ def test_throughput_agrees_with_iperf3(reverse: bool, duration: str) -> None:
             hosts.server_ns, "iperf3", "-s", "-1", "-J", "-B", hosts.server_ip,
             "-p", str(IPERF3_PORT),
         )  # fmt: skip
-        the_lab.in_ns(hosts.client_ns, "sleep", "0.3")
+        the_lab.wait_listening(server, hosts.server_ns, IPERF3_PORT)
         settings = TcpSettings(
             server=f"{hosts.server_ip}:{IPERF3_PORT}",
             iperf3=True,

@@ -11,15 +11,19 @@ import itertools
 import os
 import secrets
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcpeval.lab.netns import listening_address, ns_sh, sh, spawn
+from tcpeval.lab.netns import LabError, listening_address, ns_sh, sh, spawn
 from tcpeval.probe import probe_binary
 
 _counter = itertools.count()
+
+# How long a server started in a namespace may take to listen.
+LISTEN_TIMEOUT_S = 10
 
 
 @dataclass
@@ -90,6 +94,24 @@ class Lab:
         process = spawn(ns, command)
         self.processes.append(process)
         return process
+
+    def wait_listening(self, server: subprocess.Popen[str], ns: str, port: int) -> None:
+        """Waits until `server`, started in `ns`, listens on TCP `port`: one that prints
+        nothing once bound (`iperf3 -s -J`) is ready only then, and how long it takes to start
+        depends on the load. Raises if it exits first or is not listening within 10 s."""
+        deadline = time.monotonic() + LISTEN_TIMEOUT_S
+        while not self.in_ns(ns, "ss", "-Hltn", f"sport = :{port}").strip():
+            if server.poll() is not None:
+                _, err = server.communicate()
+                raise LabError(
+                    f"the server in {ns} exited {server.returncode} before listening on port "
+                    f"{port}: {err.strip()}"
+                )
+            if time.monotonic() > deadline:
+                raise LabError(
+                    f"nothing listened on port {port} in {ns} within {LISTEN_TIMEOUT_S} s"
+                )
+            time.sleep(0.05)
 
     def server(self, ns: str, ip: str, secret: Path, *limits: str) -> str:
         """Starts `tcpeval-probe serve` in `ns` on an ephemeral port; returns HOST:PORT."""
