@@ -101,7 +101,8 @@ pub struct Link {
     aqm_dropped: Vec<(u64, Packet)>,
     aqm_dropped_bytes: u64,
     /// The last packet size serialised and its time at this link's rate: nearly every packet
-    /// a link carries is the size of the one before, and the division was a tenth of `offer`.
+    /// a link carries is the size of the one before, and `perf` put a tenth of `offer` on the
+    /// division.
     last_tx: (u32, u64),
     pub counters: LinkCounters,
 }
