@@ -209,8 +209,10 @@ impl Link {
         self.accept_onto_wire(end_ns + self.delay_ns, pkt)
     }
 
-    /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size.
+    /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size (the
+    /// rate never changes, so the size alone says whether the remembered time holds).
     fn tx_time_ns(&mut self, bytes: u32, rate_bps: u64) -> u64 {
+        debug_assert_eq!(Some(rate_bps), self.rate_bps);
         if self.last_tx.0 != bytes {
             self.last_tx = (bytes, tx_time_ns(bytes, rate_bps));
         }
