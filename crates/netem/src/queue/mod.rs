@@ -1,14 +1,19 @@
 //! Queue disciplines: the hard buffer limit every queue has, and the active queue management
 //! (AQM) in front of it.
 //!
-//! They see only the backlog, packet sizes and the time, and do no I/O, so a real-time link
-//! emulator can reuse them. Drop-tail (the limit alone) is the discipline of the studies'
-//! testbeds; RED decides as a packet arrives, CoDel as it leaves the queue.
+//! They see only the backlog, packet sizes, ECN codepoints and the time, and do no I/O, so a
+//! real-time link emulator can reuse them. Each returns a verdict per packet: pass it, mark it
+//! CE (only an ECN-capable packet, RFC 3168 §5), or drop it. Two kinds:
+//!
+//! - *arrival* disciplines decide as a packet arrives (drop-tail, RED): the departure of every
+//!   packet is then known at its arrival, so a link can serve them as an analytic FIFO;
+//! - *scheduled* disciplines hold the packets themselves and decide as one leaves (CoDel):
+//!   the link asks them for the next packet each time its transmitter frees.
 
 pub mod codel;
 pub mod red;
 
-pub use codel::Codel;
+pub use codel::{Codel, CodelParams};
 pub use red::{Red, RedParams};
 
 /// The hard buffer limit of a queue; it applies whatever the AQM.
@@ -29,26 +34,161 @@ impl Limit {
     }
 }
 
-/// The active queue management of a link. An enum, not a trait object: it sits on the
-/// per-packet path.
+/// An arrival discipline's decision on one packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// Pass it with its codepoint set to CE (the caller sets it).
+    Mark,
+    Drop,
+}
+
+impl Verdict {
+    /// What a discipline that has chosen to signal congestion does to a packet of codepoint
+    /// `ecn`: mark it if the discipline marks (`ecn_enabled`) and the packet can take a mark,
+    /// else drop it (RFC 3168 §5: a Not-ECT packet is dropped).
+    pub fn signal(ecn_enabled: bool, ecn: crate::Ecn) -> Self {
+        if ecn_enabled && ecn.is_capable() {
+            Verdict::Mark
+        } else {
+            Verdict::Drop
+        }
+    }
+}
+
+/// Why a scheduled discipline discarded a packet it held or was offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The buffer was full.
+    Overflow,
+    /// The AQM chose it.
+    Aqm,
+}
+
+/// A packet a scheduled discipline discarded, with when it arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Discard<P> {
+    pub arrival_ns: u64,
+    pub pkt: P,
+    pub cause: Cause,
+}
+
+/// The packet a scheduled discipline hands the transmitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dequeued<P> {
+    pub arrival_ns: u64,
+    pub pkt: P,
+    /// The discipline set CE on it on the way out.
+    pub marked: bool,
+}
+
+/// What an arrival discipline knows when a packet arrives at a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub now_ns: u64,
+    /// Packets and bytes queued or in transmission, the arrival not counted.
+    pub backlog_pkts: u64,
+    pub backlog_bytes: u64,
+    /// When the transmitter will have sent everything queued (≤ `now_ns` if idle): the FIFO's
+    /// queueing delay at any time until the next arrival is the time left until then.
+    pub busy_until_ns: u64,
+    /// The transmission time of the arriving packet.
+    pub packet_time_ns: u64,
+    pub ecn: crate::Ecn,
+}
+
+impl Arrival {
+    /// Since when the link has been idle, if it is empty now.
+    pub fn idle_since_ns(&self) -> Option<u64> {
+        (self.backlog_pkts == 0).then_some(self.busy_until_ns)
+    }
+}
+
+/// A discipline that decides as packets arrive, so a link serves them as an analytic FIFO.
 #[derive(Debug, Clone)]
-pub enum Aqm<P> {
+pub enum ArrivalAqm {
     /// Only the hard limit drops.
     DropTail,
-    /// Random Early Detection, decided at arrival.
+    /// Random Early Detection.
     Red(Red),
-    /// Controlled Delay, decided at departure: the link keeps an explicit queue.
+}
+
+impl ArrivalAqm {
+    /// The fate of a packet arriving, before the hard limit is checked.
+    pub fn on_arrival(&mut self, a: &Arrival) -> Verdict {
+        match self {
+            ArrivalAqm::DropTail => Verdict::Pass,
+            ArrivalAqm::Red(red) => red.on_arrival(
+                a.now_ns,
+                a.backlog_pkts,
+                a.idle_since_ns(),
+                a.packet_time_ns,
+                a.ecn,
+            ),
+        }
+    }
+}
+
+/// A discipline that holds its packets and decides as they leave; the link's transmitter
+/// asks it for the next one whenever it frees.
+#[derive(Debug, Clone)]
+pub enum Scheduled<P> {
     Codel(Codel<P>),
 }
 
-impl<P: crate::Frame> Aqm<P> {
-    /// RED with its own random stream.
-    pub fn red(params: RedParams, seed: u64) -> Self {
-        Aqm::Red(Red::new(params, seed))
+impl<P: crate::Frame> Scheduled<P> {
+    /// A packet arrives at `now_ns`; `over_limit`: the link's hard limit does not admit it.
+    /// Returns why the arrival itself was refused, if it was; other packets the discipline
+    /// discards to make room (FQ-CoDel drops from its fattest flow) go onto `discards`.
+    pub fn enqueue(
+        &mut self,
+        now_ns: u64,
+        pkt: P,
+        over_limit: bool,
+        discards: &mut Vec<Discard<P>>,
+    ) -> Option<Cause> {
+        let _ = discards; // CoDel refuses the arrival itself
+        match self {
+            Scheduled::Codel(c) => c.enqueue(now_ns, pkt, over_limit),
+        }
     }
 
-    pub fn codel(target_ns: u64, interval_ns: u64) -> Self {
-        Aqm::Codel(Codel::new(target_ns, interval_ns))
+    /// The next packet to transmit at `now_ns`; what the AQM drops on the way goes onto
+    /// `discards`.
+    pub fn dequeue(&mut self, now_ns: u64, discards: &mut Vec<Discard<P>>) -> Option<Dequeued<P>> {
+        match self {
+            Scheduled::Codel(c) => c.dequeue(now_ns, discards),
+        }
+    }
+
+    /// The packets waiting, in no particular order.
+    pub fn packets(&self) -> Box<dyn Iterator<Item = &P> + '_> {
+        match self {
+            Scheduled::Codel(c) => Box::new(c.packets()),
+        }
+    }
+}
+
+/// The active queue management of a link. Enums, not trait objects: they sit on the
+/// per-packet path.
+#[derive(Debug, Clone)]
+pub enum Aqm<P> {
+    Arrival(ArrivalAqm),
+    Scheduled(Scheduled<P>),
+}
+
+impl<P: crate::Frame> Aqm<P> {
+    pub fn drop_tail() -> Self {
+        Aqm::Arrival(ArrivalAqm::DropTail)
+    }
+
+    /// RED with its own random stream.
+    pub fn red(params: RedParams, seed: u64) -> Self {
+        Aqm::Arrival(ArrivalAqm::Red(Red::new(params, seed)))
+    }
+
+    pub fn codel(params: CodelParams) -> Self {
+        Aqm::Scheduled(Scheduled::Codel(Codel::new(params)))
     }
 }
 

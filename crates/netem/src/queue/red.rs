@@ -9,9 +9,16 @@
 //! roughly evenly spaced rather than clustered. In gentle mode `p_b` rises linearly from `max_p`
 //! to 1 between `max_th` and `2·max_th`; beyond (or beyond `max_th` when not gentle) every
 //! arrival is dropped.
+//!
+//! With `ecn` (RFC 3168 §7, `tc red ecn`) an ECN-capable packet is marked where it would have
+//! been dropped, in the forced region too unless `harddrop` (as Linux's `red_enqueue`); a
+//! Not-ECT packet is dropped as before.
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::Verdict;
+use crate::Ecn;
 
 /// The contract's `{"name": "red", ...}`; thresholds in packets.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,6 +28,10 @@ pub struct RedParams {
     pub max_p: f64,
     pub weight: f64,
     pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them.
+    pub ecn: bool,
+    /// With `ecn`: drop, not mark, once the average is in the forced region.
+    pub harddrop: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -52,19 +63,24 @@ impl Red {
         self.avg_pkts
     }
 
-    /// Whether to drop a packet arriving at `now_ns` onto `backlog_pkts` (queued plus the one in
-    /// transmission). `idle_since_ns` is when the link last became empty if it is empty now;
-    /// `packet_time_ns` is the transmission time of a typical packet (the arriving one).
-    /// Called for every arrival, before the hard limit is checked.
-    pub fn drops_arrival(
+    /// The fate of a packet of codepoint `ecn` arriving at `now_ns` onto `backlog_pkts` (queued
+    /// plus the one in transmission). `idle_since_ns` is when the link last became empty if it
+    /// is empty now; `packet_time_ns` is the transmission time of a typical packet (the
+    /// arriving one). Called for every arrival, before the hard limit is checked.
+    pub fn on_arrival(
         &mut self,
         now_ns: u64,
         backlog_pkts: u64,
         idle_since_ns: Option<u64>,
         packet_time_ns: u64,
-    ) -> bool {
+        ecn: Ecn,
+    ) -> Verdict {
         self.update_avg(now_ns, backlog_pkts, idle_since_ns, packet_time_ns);
-        self.decide()
+        match self.decide() {
+            Decision::Pass => Verdict::Pass,
+            Decision::Early => Verdict::signal(self.params.ecn, ecn),
+            Decision::Forced => Verdict::signal(self.params.ecn && !self.params.harddrop, ecn),
+        }
     }
 
     fn update_avg(
@@ -84,12 +100,12 @@ impl Red {
         }
     }
 
-    fn decide(&mut self) -> bool {
+    fn decide(&mut self) -> Decision {
         let p = &self.params;
         let avg = self.avg_pkts;
         if avg < p.min_th_pkts {
             self.count = -1;
-            return false;
+            return Decision::Pass;
         }
         let forced_from = if p.gentle {
             2.0 * p.max_th_pkts
@@ -98,16 +114,26 @@ impl Red {
         };
         if avg >= forced_from {
             self.count = 0;
-            return true;
+            return Decision::Forced;
         }
         self.count += 1;
         let p_a = spaced_probability(base_probability(p, avg), self.count);
-        let drop = p_a >= 1.0 || self.rng.random::<f64>() < p_a;
-        if drop {
+        if p_a >= 1.0 || self.rng.random::<f64>() < p_a {
             self.count = 0;
+            return Decision::Early;
         }
-        drop
+        Decision::Pass
     }
+}
+
+/// Where the average put an arrival.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Pass,
+    /// Chosen by the probability between the thresholds.
+    Early,
+    /// Beyond the thresholds: every arrival.
+    Forced,
 }
 
 /// `p_b` for `min_th ≤ avg < (2·)max_th`.
@@ -141,6 +167,8 @@ mod tests {
             max_p: 0.1,
             weight,
             gentle,
+            ecn: false,
+            harddrop: false,
         }
     }
 
@@ -181,9 +209,9 @@ mod tests {
         for (gentle, forced) in [(true, 30.0), (false, 15.0)] {
             let mut red = Red::new(params(0.002, gentle), 1);
             red.avg_pkts = 4.9;
-            assert!(!red.decide());
+            assert_eq!(red.decide(), Decision::Pass);
             red.avg_pkts = forced;
-            assert!(red.decide());
+            assert_eq!(red.decide(), Decision::Forced);
         }
     }
 
@@ -197,7 +225,7 @@ mod tests {
         let (mut drops, mut gap, mut max_gap) = (0u32, 0u32, 0u32);
         for _ in 0..100_000 {
             gap += 1;
-            if red.decide() {
+            if red.decide() == Decision::Early {
                 drops += 1;
                 max_gap = max_gap.max(gap);
                 gap = 0;
@@ -206,5 +234,38 @@ mod tests {
         let rate = f64::from(drops) / 100_000.0;
         assert!((rate * 10.0 - 1.0).abs() < 0.03, "{rate}");
         assert_eq!(max_gap, 19);
+    }
+
+    #[test]
+    fn with_ecn_capable_packets_are_marked_where_others_are_dropped() {
+        // avg above the forced threshold at once (weight 1, backlog 40 ≥ 2·max_th).
+        let arrive = |params: RedParams, ecn| {
+            let mut red = Red::new(params, 1);
+            red.on_arrival(0, 40, None, 1000, ecn)
+        };
+        let ecn = RedParams {
+            ecn: true,
+            ..params(1.0, true)
+        };
+        assert_eq!(arrive(ecn, Ecn::Ect0), Verdict::Mark);
+        assert_eq!(arrive(ecn, Ecn::Ect1), Verdict::Mark);
+        assert_eq!(arrive(ecn, Ecn::NotEct), Verdict::Drop);
+        assert_eq!(arrive(params(1.0, true), Ecn::Ect0), Verdict::Drop);
+        let harddrop = RedParams {
+            harddrop: true,
+            ..ecn
+        };
+        assert_eq!(arrive(harddrop, Ecn::Ect0), Verdict::Drop);
+        // Between the thresholds, harddrop still marks.
+        let mut red = Red::new(harddrop, 1);
+        red.avg_pkts = 10.0;
+        let verdicts: Vec<_> = (0..100)
+            .map(|_| {
+                red.avg_pkts = 10.0;
+                red.on_arrival(0, 10, None, 1000, Ecn::Ect0)
+            })
+            .collect();
+        assert!(verdicts.contains(&Verdict::Mark));
+        assert!(!verdicts.contains(&Verdict::Drop));
     }
 }
