@@ -9,6 +9,7 @@ pub mod ecn;
 pub mod loss;
 pub mod policer;
 pub mod queue;
+pub mod spec;
 
 pub use ecn::Ecn;
 

@@ -3,7 +3,7 @@
 //! Sequence numbers count segments, not bytes (windows are in packets throughout); the
 //! byte offset of a segment is `seq * mss`.
 
-use tcpeval_netem::Frame;
+use tcpeval_netem::{Ecn, Frame};
 
 use crate::engine::FlowId;
 
@@ -48,6 +48,8 @@ pub struct Packet {
     /// Position in the flow's route for this direction.
     pub hop: u8,
     pub n_sack: u8,
+    /// The IP header's ECN field (RFC 3168 §5); queues may set it to CE on the way.
+    pub ecn: Ecn,
     pub size_bytes: u32,
     /// Ack: the receive window advertised, in segments (`u32::MAX`: no limit).
     pub window: u32,
@@ -66,6 +68,7 @@ impl Packet {
             kind: Kind::Data,
             hop: 0,
             n_sack: 0,
+            ecn: Ecn::NotEct,
             size_bytes,
             window: u32::MAX,
             seq,
@@ -109,6 +112,19 @@ impl Packet {
 impl Frame for Packet {
     fn size_bytes(&self) -> u32 {
         self.size_bytes
+    }
+
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+
+    fn mark_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+    }
+
+    fn flow_key(&self) -> u64 {
+        // Data, ACKs and datagrams of one number are different flows to a queue.
+        u64::from(self.flow) << 2 | self.kind as u64
     }
 }
 

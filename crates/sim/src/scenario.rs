@@ -17,6 +17,8 @@
 
 use serde::Deserialize;
 
+pub use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec};
+
 use crate::error::{Field, ScenarioError};
 use crate::tcp::host::{
     LossDetection, LostRetransmission, Recovery, RtoInRecovery, WindowReduction,
@@ -62,46 +64,6 @@ pub struct LinkSpec {
     /// A token bucket at the link's entry, forward direction only.
     #[serde(default)]
     pub policer: Option<PolicerSpec>,
-}
-
-/// A token-bucket policer: packets beyond `rate_bps` and a burst of `burst_bytes` are dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicerSpec {
-    pub rate_bps: u64,
-    pub burst_bytes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "name", rename_all = "lowercase", deny_unknown_fields)]
-pub enum AqmSpec {
-    Droptail,
-    Red {
-        min_th_pkts: f64,
-        max_th_pkts: f64,
-        max_p: f64,
-        weight: f64,
-        gentle: bool,
-    },
-    Codel {
-        target_ns: u64,
-        interval_ns: u64,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossSpec {
-    None,
-    Bernoulli {
-        p: f64,
-    },
-    GilbertElliott {
-        p: f64,
-        r: f64,
-        loss_good: f64,
-        loss_bad: f64,
-    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -214,12 +176,6 @@ impl SourceSpec {
             Self::Cbr { .. } => "cbr",
             Self::Onoff { .. } => "onoff",
         }
-    }
-}
-
-impl LossSpec {
-    pub fn is_none(&self) -> bool {
-        *self == Self::None
     }
 }
 

@@ -263,10 +263,11 @@ impl Simulation {
             Offer::AcceptedStartsTx(t) => self.queue.push(t, Event::LinkTxDone(link)),
             Offer::Accepted => {}
         }
+        self.count_discarded(link);
     }
 
-    /// A CoDel link finished a transmission: schedule what follows and count the packets CoDel
-    /// dropped as it dequeued the next one.
+    /// A scheduled link finished a transmission: schedule what follows and count the packets
+    /// its discipline dropped as it dequeued the next one.
     fn on_link_tx_done(&mut self, link: LinkId) {
         let done = self.links[link as usize].on_tx_done(self.now_ns);
         if let Some(t) = done.next_tx_done_ns {
@@ -275,7 +276,12 @@ impl Simulation {
         if let Some(t) = done.exit_head_ns {
             self.queue.push(t, Event::LinkExit(link));
         }
-        while let Some(pkt) = self.links[link as usize].pop_aqm_dropped() {
+        self.count_discarded(link);
+    }
+
+    /// Count the packets a scheduled link's discipline discarded at its last call.
+    fn count_discarded(&mut self, link: LinkId) {
+        while let Some(pkt) = self.links[link as usize].pop_discarded() {
             self.count_drop(&pkt);
         }
     }

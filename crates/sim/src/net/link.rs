@@ -6,18 +6,21 @@
 //! `VecDeque` and only the head needs an event. For drop-tail and RED, which decide as a packet
 //! arrives, the whole queue is analytic (smoltcp's netsim does the same): a packet's departure
 //! is known when it arrives, `tx_end = max(now, busy_until) + size/rate`, so enqueueing needs
-//! no event at all. CoDel decides as a packet leaves the queue, which depends on arrivals not
-//! yet seen, so a CoDel link keeps an explicit queue and a transmitter driven by one
-//! `LinkTxDone` event per packet (`Offer::AcceptedStartsTx`, `Link::on_tx_done`).
+//! no event at all. CoDel and the other scheduled disciplines decide as a packet leaves the
+//! queue, which depends on arrivals not yet seen, so such a link keeps an explicit queue and a
+//! transmitter driven by one `LinkTxDone` event per packet (`Offer::AcceptedStartsTx`,
+//! `Link::on_tx_done`). A discipline marks CE instead of dropping where it is asked to and the
+//! packet is ECN-capable; the link counts the marks.
 //! A link without a rate is a pure delay line (an uncongested access or ACK path).
 
 use std::collections::VecDeque;
 
 use crate::net::loss::LossModel;
 use crate::net::policer::Policer;
-use crate::net::queue::{Aqm, Limit};
+use crate::net::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
 use crate::packet::Packet;
 use crate::time::tx_time_ns;
+use tcpeval_netem::Frame;
 
 /// Why a packet did not make it onto the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +29,7 @@ pub enum Drop {
     Queue,
     /// The link's random loss process took it.
     Random,
-    /// The AQM (RED) chose it at arrival.
+    /// The AQM chose it at arrival.
     Aqm,
     /// The policer found it above its rate.
     Policer,
@@ -40,12 +43,12 @@ pub enum Offer {
     AcceptedAsHead(u64),
     /// Accepted behind other packets; the head's event is already scheduled.
     Accepted,
-    /// CoDel links only: accepted by an idle transmitter, which started sending it; the caller
+    /// Links with a scheduled discipline only: accepted by an idle transmitter, which started sending it; the caller
     /// must schedule `Event::LinkTxDone` at this time.
     AcceptedStartsTx(u64),
 }
 
-/// What the caller must schedule after a CoDel link's transmission ended (`Link::on_tx_done`).
+/// What the caller must schedule after a scheduled link's transmission ended (`Link::on_tx_done`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TxDone {
     /// The next transmission ends then: schedule `Event::LinkTxDone`.
@@ -56,13 +59,15 @@ pub struct TxDone {
 
 #[derive(Debug, Clone, Default)]
 pub struct LinkCounters {
-    /// Packets accepted into the queue (for CoDel, some are dropped later: `aqm_drops`).
+    /// Packets accepted into the queue (a scheduled discipline may drop some later).
     pub accepted_pkts: u64,
     pub accepted_bytes: u64,
     pub queue_drops: u64,
     pub random_drops: u64,
     /// Drops chosen by the AQM: RED at arrival, CoDel at dequeue.
     pub aqm_drops: u64,
+    /// Packets the AQM set CE on instead of dropping.
+    pub aqm_marks: u64,
     /// Drops of packets that exceeded the policer's rate and burst.
     pub policer_drops: u64,
     /// Drops chosen by the scenario (`drop_at`), counted here because they happen here.
@@ -84,8 +89,8 @@ pub struct Link {
     aqm: Aqm<Packet>,
     loss: LossModel,
     policer: Option<Policer>,
-    /// Packets in the queue or on the wire, with the time each reaches the far end (for CoDel,
-    /// only those whose transmission ended).
+    /// Packets in the queue or on the wire, with the time each reaches the far end (for a
+    /// scheduled discipline, only those whose transmission ended).
     in_flight: VecDeque<(u64, Packet)>,
     /// `in_flight[..transmitted]` have left the transmitter (only the propagation remains).
     transmitted: usize,
@@ -94,12 +99,12 @@ pub struct Link {
     queued_bytes: u64,
     /// When the transmitter frees (analytic links).
     busy_until_ns: u64,
-    /// CoDel: the packet in transmission and when its transmission ends.
+    /// Scheduled links: the packet in transmission and when its transmission ends.
     on_tx: Option<(u64, Packet)>,
-    /// CoDel: packets dropped at dequeue by the last `on_tx_done`, with their arrival time;
-    /// reused, so steady state allocates nothing.
-    aqm_dropped: Vec<(u64, Packet)>,
-    aqm_dropped_bytes: u64,
+    /// Scheduled links: packets the discipline discarded in the last `offer` or
+    /// `on_tx_done`, with their arrival time; reused, so steady state allocates nothing.
+    discarded: Vec<Discard<Packet>>,
+    discarded_bytes: u64,
     /// The last packet size serialised and its time at this link's rate: nearly every packet
     /// a link carries is the size of the one before, and `perf` put a tenth of `offer` on the
     /// division.
@@ -122,7 +127,14 @@ impl Link {
     }
 
     pub fn delay_line(name: &str, delay_ns: u64) -> Self {
-        Self::new(name, None, delay_ns, None, Aqm::DropTail, LossModel::none())
+        Self::new(
+            name,
+            None,
+            delay_ns,
+            None,
+            Aqm::drop_tail(),
+            LossModel::none(),
+        )
     }
 
     fn new(
@@ -147,8 +159,8 @@ impl Link {
             queued_bytes: 0,
             busy_until_ns: 0,
             on_tx: None,
-            aqm_dropped: Vec::new(),
-            aqm_dropped_bytes: 0,
+            discarded: Vec::new(),
+            discarded_bytes: 0,
             last_tx: (0, 0),
             counters: LinkCounters::default(),
         }
@@ -185,22 +197,35 @@ impl Link {
             self.transmitted += 1; // nothing to wait for: straight onto the wire
             return self.accept_onto_wire(now_ns + self.delay_ns, pkt);
         };
-        if matches!(self.aqm, Aqm::Codel(_)) {
-            return self.offer_codel(now_ns, pkt, limit, rate_bps);
+        if matches!(self.aqm, Aqm::Scheduled(_)) {
+            return self.offer_scheduled(now_ns, pkt, limit, rate_bps);
         }
         self.advance(now_ns);
         let packet_time_ns = self.tx_time_ns(pkt.size_bytes, rate_bps);
-        if let Aqm::Red(red) = &mut self.aqm {
-            // An empty link has been idle since its last transmission ended.
-            let idle_since_ns = (self.queued_pkts == 0).then_some(self.busy_until_ns);
-            if red.drops_arrival(now_ns, self.queued_pkts, idle_since_ns, packet_time_ns) {
-                self.counters.aqm_drops += 1;
-                return Offer::Dropped(Drop::Aqm);
-            }
+        let Aqm::Arrival(aqm) = &mut self.aqm else {
+            unreachable!("scheduled links returned above")
+        };
+        let arrival = Arrival {
+            now_ns,
+            backlog_pkts: self.queued_pkts,
+            backlog_bytes: self.queued_bytes,
+            busy_until_ns: self.busy_until_ns,
+            packet_time_ns,
+            ecn: pkt.ecn,
+        };
+        let verdict = aqm.on_arrival(&arrival);
+        if verdict == Verdict::Drop {
+            self.counters.aqm_drops += 1;
+            return Offer::Dropped(Drop::Aqm);
         }
         if !limit.admits(self.queued_pkts, self.queued_bytes, pkt.size_bytes) {
             self.counters.queue_drops += 1;
             return Offer::Dropped(Drop::Queue);
+        }
+        let mut pkt = pkt;
+        if verdict == Verdict::Mark {
+            pkt.mark_ce();
+            self.counters.aqm_marks += 1;
         }
         let end_ns = self.busy_until_ns.max(now_ns) + packet_time_ns;
         self.busy_until_ns = end_ns;
@@ -240,33 +265,51 @@ impl Link {
         }
     }
 
-    fn offer_codel(&mut self, now_ns: u64, pkt: Packet, limit: Limit, rate_bps: u64) -> Offer {
-        let (queued_pkts, queued_bytes) = self.codel_backlog(now_ns);
-        if !limit.admits(queued_pkts, queued_bytes, pkt.size_bytes) {
-            self.counters.queue_drops += 1;
-            return Offer::Dropped(Drop::Queue);
+    fn offer_scheduled(&mut self, now_ns: u64, pkt: Packet, limit: Limit, rate_bps: u64) -> Offer {
+        let (queued_pkts, queued_bytes) = self.scheduled_backlog(now_ns);
+        let over_limit = !limit.admits(queued_pkts, queued_bytes, pkt.size_bytes);
+        let Aqm::Scheduled(queue) = &mut self.aqm else {
+            unreachable!("offer_scheduled is only called for scheduled links")
+        };
+        self.discarded.clear();
+        let refused = queue.enqueue(now_ns, pkt, over_limit, &mut self.discarded);
+        self.count_discarded(now_ns, 0);
+        if let Some(cause) = refused {
+            return Offer::Dropped(self.count_refused(cause));
         }
         self.count_queued(pkt);
-        let Aqm::Codel(codel) = &mut self.aqm else {
-            unreachable!("offer_codel is only called for CoDel links")
-        };
-        codel.enqueue(now_ns, pkt);
         if self.on_tx.is_some() {
             return Offer::Accepted;
         }
-        // An idle transmitter takes the packet at once; its sojourn is zero, so CoDel keeps it.
-        let n_dropped = self.aqm_dropped.len();
+        // An idle transmitter takes the packet at once; its sojourn is zero, so it is kept.
+        let n_discarded = self.discarded.len();
         let end_ns = self.start_tx(now_ns, rate_bps);
-        debug_assert_eq!(self.aqm_dropped.len(), n_dropped);
+        debug_assert_eq!(self.discarded.len(), n_discarded);
         Offer::AcceptedStartsTx(end_ns.expect("a packet was just queued"))
     }
 
-    /// CoDel links: the transmission that was to end at `now_ns` has ended. The packet starts
-    /// propagating and the transmitter dequeues the next one, which CoDel may drop (with more
-    /// behind it); `aqm_dropped` lists those until the next call.
+    /// Count an arrival the scheduled discipline refused.
+    fn count_refused(&mut self, cause: Cause) -> Drop {
+        match cause {
+            Cause::Overflow => {
+                self.counters.queue_drops += 1;
+                Drop::Queue
+            }
+            Cause::Aqm => {
+                self.counters.aqm_drops += 1;
+                Drop::Aqm
+            }
+        }
+    }
+
+    /// Scheduled links: the transmission that was to end at `now_ns` has ended. The packet
+    /// starts propagating and the transmitter dequeues the next one, which the discipline may
+    /// drop (with more behind it); `pop_discarded` hands those out until the next call.
     pub fn on_tx_done(&mut self, now_ns: u64) -> TxDone {
-        let rate_bps = self.rate_bps.expect("only CoDel links transmit on events");
-        self.aqm_dropped.clear();
+        let rate_bps = self
+            .rate_bps
+            .expect("only scheduled links transmit on events");
+        self.discarded.clear();
         let (end_ns, pkt) = self.on_tx.take().expect("a tx-done event implies a packet");
         debug_assert_eq!(end_ns, now_ns);
         self.queued_pkts -= 1;
@@ -279,32 +322,42 @@ impl Link {
         }
     }
 
-    /// Dequeue through CoDel and start transmitting; returns when the transmission ends.
+    /// Dequeue from the discipline and start transmitting; returns when the transmission ends.
     fn start_tx(&mut self, now_ns: u64, rate_bps: u64) -> Option<u64> {
-        let Aqm::Codel(codel) = &mut self.aqm else {
-            unreachable!("only CoDel links keep an explicit queue")
+        let Aqm::Scheduled(queue) = &mut self.aqm else {
+            unreachable!("only scheduled links keep an explicit queue")
         };
-        let first_new = self.aqm_dropped.len();
-        let next = codel.dequeue(now_ns, &mut self.aqm_dropped);
-        for &(arrival_ns, p) in &self.aqm_dropped[first_new..] {
-            self.queued_pkts -= 1;
-            self.queued_bytes -= u64::from(p.size_bytes);
-            self.aqm_dropped_bytes += u64::from(p.size_bytes);
-            self.counters.aqm_drops += 1;
-            self.counters.backlog_ns += u128::from(now_ns - arrival_ns);
-        }
-        let (arrival_ns, pkt) = next?;
-        let end_ns = now_ns + self.tx_time_ns(pkt.size_bytes, rate_bps);
-        self.counters.backlog_ns += u128::from(end_ns - arrival_ns);
-        self.on_tx = Some((end_ns, pkt));
+        let first_new = self.discarded.len();
+        let next = queue.dequeue(now_ns, &mut self.discarded);
+        self.count_discarded(now_ns, first_new);
+        let out = next?;
+        self.counters.aqm_marks += u64::from(out.marked);
+        let end_ns = now_ns + self.tx_time_ns(out.pkt.size_bytes, rate_bps);
+        self.counters.backlog_ns += u128::from(end_ns - out.arrival_ns);
+        self.on_tx = Some((end_ns, out.pkt));
         Some(end_ns)
     }
 
-    /// Take one of the packets CoDel dropped at dequeue in the last `on_tx_done` (any kind), so
-    /// the caller can count them; in no particular order. Undrained ones are forgotten at the
-    /// next `on_tx_done`.
-    pub fn pop_aqm_dropped(&mut self) -> Option<Packet> {
-        self.aqm_dropped.pop().map(|(_, p)| p)
+    /// Take the packets the discipline discarded from `discarded[first..]` off the backlog.
+    fn count_discarded(&mut self, now_ns: u64, first: usize) {
+        for d in &self.discarded[first..] {
+            let bytes = u64::from(d.pkt.size_bytes);
+            self.queued_pkts -= 1;
+            self.queued_bytes -= bytes;
+            self.discarded_bytes += bytes;
+            match d.cause {
+                Cause::Overflow => self.counters.queue_drops += 1,
+                Cause::Aqm => self.counters.aqm_drops += 1,
+            }
+            self.counters.backlog_ns += u128::from(now_ns - d.arrival_ns);
+        }
+    }
+
+    /// Take one of the packets the discipline discarded in the last `offer` or `on_tx_done`
+    /// (any kind), so the caller can count them; in no particular order. Undrained ones are
+    /// forgotten at the next call.
+    pub fn pop_discarded(&mut self) -> Option<Packet> {
+        self.discarded.pop().map(|d| d.pkt)
     }
 
     /// Remove the head packet, which has reached the far end. Returns it and, if another
@@ -332,19 +385,19 @@ impl Link {
     /// Packets queued or being transmitted at `now_ns`.
     pub fn backlog_pkts(&mut self, now_ns: u64) -> u64 {
         self.advance(now_ns);
-        self.codel_backlog(now_ns).0
+        self.scheduled_backlog(now_ns).0
     }
 
     /// Bytes that have finished transmission by `now_ns`.
     pub fn tx_bytes(&mut self, now_ns: u64) -> u64 {
         self.advance(now_ns);
-        let queued_bytes = self.codel_backlog(now_ns).1;
-        self.counters.accepted_bytes - queued_bytes - self.aqm_dropped_bytes
+        let queued_bytes = self.scheduled_backlog(now_ns).1;
+        self.counters.accepted_bytes - queued_bytes - self.discarded_bytes
     }
 
-    /// The backlog at `now_ns`, counting a CoDel transmission that ends at `now_ns` as done even
-    /// if its event has not run yet (as `advance` does for analytic links).
-    fn codel_backlog(&self, now_ns: u64) -> (u64, u64) {
+    /// The backlog at `now_ns`, counting a scheduled transmission that ends at `now_ns` as done
+    /// even if its event has not run yet (as `advance` does for analytic links).
+    fn scheduled_backlog(&self, now_ns: u64) -> (u64, u64) {
         match self.on_tx {
             Some((end_ns, p)) if end_ns <= now_ns => (
                 self.queued_pkts - 1,
@@ -357,8 +410,8 @@ impl Link {
     /// The packets accepted and not yet at the far end or dropped, oldest first.
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
         let waiting = match &self.aqm {
-            Aqm::Codel(c) => Some(c.packets()),
-            _ => None,
+            Aqm::Scheduled(q) => Some(q.packets()),
+            Aqm::Arrival(_) => None,
         };
         self.in_flight
             .iter()
@@ -368,7 +421,7 @@ impl Link {
     }
 
     /// Count the packets whose transmission ended by `now_ns` as gone from the queue
-    /// (analytic links; a CoDel link's `in_flight` holds only transmitted packets).
+    /// (analytic links; a scheduled link's `in_flight` holds only transmitted packets).
     fn advance(&mut self, now_ns: u64) {
         while let Some(&(exit_ns, pkt)) = self.in_flight.get(self.transmitted) {
             if exit_ns - self.delay_ns > now_ns {
@@ -389,7 +442,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::queue::RedParams;
+    use crate::net::queue::{ArrivalAqm, CodelParams, RedParams};
     use crate::packet::Kind;
 
     fn link(limit_pkts: u64) -> Link {
@@ -399,7 +452,7 @@ mod tests {
             1_000_000_000,
             5_000,
             limit,
-            Aqm::DropTail,
+            Aqm::drop_tail(),
             LossModel::none(),
         )
     }
@@ -496,6 +549,8 @@ mod tests {
             max_p: 0.1,
             weight: 1.0,
             gentle: false,
+            ecn: false,
+            harddrop: false,
         };
         let aqm = Aqm::red(params, 1);
         Link::bottleneck(
@@ -524,7 +579,7 @@ mod tests {
         assert_eq!((l.counters.aqm_drops, l.drops()), (1, 1));
         // Idle from 24 µs: the average decays to (1 − 1)^m · 2 = 0.
         assert_eq!(l.offer(100_000, Packet::data(0, 3, 1500)), Offer::Accepted);
-        let Aqm::Red(red) = l.aqm() else {
+        let Aqm::Arrival(ArrivalAqm::Red(red)) = l.aqm() else {
             unreachable!()
         };
         assert_eq!(red.avg_pkts(), 0.0);
@@ -536,7 +591,7 @@ mod tests {
     const DELAY_NS: u64 = 2 * MS;
 
     fn codel_link() -> Link {
-        let aqm = Aqm::codel(5 * MS, 100 * MS);
+        let aqm = Aqm::codel(CodelParams::dropping(5 * MS, 100 * MS));
         let limit = Limit::Packets(10_000);
         Link::bottleneck("c", RATE_BPS, DELAY_NS, limit, aqm, LossModel::none())
     }
@@ -572,7 +627,7 @@ mod tests {
                     assert_eq!(exit, None);
                     exit = done.exit_head_ns;
                 }
-                while let Some(p) = l.pop_aqm_dropped() {
+                while let Some(p) = l.pop_discarded() {
                     run.data_drops += u64::from(p.kind == Kind::Data);
                 }
             } else {

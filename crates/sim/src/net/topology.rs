@@ -18,12 +18,9 @@ use std::collections::BTreeMap;
 
 use crate::engine::LinkId;
 use crate::net::link::Link;
-use crate::net::loss::LossModel;
-use crate::net::policer::Policer;
-use crate::net::queue::{Aqm, Limit, RedParams};
+use crate::net::queue::Limit;
 use crate::net::routes::Routes;
-use crate::packet::Packet;
-use crate::scenario::{AqmSpec, LinkSpec, LossSpec, Scenario};
+use crate::scenario::{LinkSpec, Scenario};
 
 #[derive(Debug)]
 pub struct Topology {
@@ -91,67 +88,25 @@ fn needs_reverse(s: &Scenario, link: usize) -> bool {
 }
 
 fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
-    let limit = match (spec.queue_pkts, spec.queue_bytes) {
-        (Some(p), _) => Limit::Packets(p),
-        (_, bytes) => Limit::Bytes(bytes.expect("validated: one queue limit is set")),
-    };
+    let limit = Limit::from_spec(spec.queue_pkts, spec.queue_bytes)
+        .expect("validated: one queue limit is set");
     let (name, loss) = if reverse {
         (format!("{}:reverse", spec.name), &spec.reverse_loss)
     } else {
         (spec.name.clone(), &spec.loss)
     };
     let seed = s.seed ^ LOSS_STREAM ^ ((2 * i as u64 + u64::from(reverse)) << 32);
-    let aqm = aqm(&spec.aqm, seed ^ AQM_STREAM);
     let link = Link::bottleneck(
         &name,
         spec.rate_bps,
         spec.delay_ns,
         limit,
-        aqm,
-        loss_model(loss, seed),
+        spec.aqm.build(seed ^ AQM_STREAM),
+        loss.build(seed),
     );
     match spec.policer {
-        Some(p) if !reverse => link.with_policer(Policer::new(p.rate_bps, p.burst_bytes)),
+        Some(p) if !reverse => link.with_policer(p.build()),
         _ => link,
-    }
-}
-
-fn aqm(spec: &AqmSpec, seed: u64) -> Aqm<Packet> {
-    match *spec {
-        AqmSpec::Droptail => Aqm::DropTail,
-        AqmSpec::Red {
-            min_th_pkts,
-            max_th_pkts,
-            max_p,
-            weight,
-            gentle,
-        } => Aqm::red(
-            RedParams {
-                min_th_pkts,
-                max_th_pkts,
-                max_p,
-                weight,
-                gentle,
-            },
-            seed,
-        ),
-        AqmSpec::Codel {
-            target_ns,
-            interval_ns,
-        } => Aqm::codel(target_ns, interval_ns),
-    }
-}
-
-fn loss_model(spec: &LossSpec, seed: u64) -> LossModel {
-    match *spec {
-        LossSpec::None => LossModel::none(),
-        LossSpec::Bernoulli { p } => LossModel::bernoulli(p, seed),
-        LossSpec::GilbertElliott {
-            p,
-            r,
-            loss_good,
-            loss_bad,
-        } => LossModel::gilbert_elliott(p, r, loss_good, loss_bad, seed),
     }
 }
 

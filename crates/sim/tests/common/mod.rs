@@ -89,9 +89,9 @@ pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
         delay_ns: 0,
         queue_pkts: Some(queue_pkts),
         queue_bytes: None,
-        aqm: AqmSpec::Droptail,
-        loss: LossSpec::None,
-        reverse_loss: LossSpec::None,
+        aqm: AqmSpec::Droptail {},
+        loss: LossSpec::None {},
+        reverse_loss: LossSpec::None {},
         policer: None,
     }
 }

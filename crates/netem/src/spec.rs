@@ -1,0 +1,293 @@
+//! The one description of a link's conditions that the simulator's scenario and the lab's
+//! emulator config both carry (docs/contract.md): the AQM, the loss process and the policer,
+//! as serde tables in base units, each with the constructor of the model it describes. The
+//! Python front end writes this dialect once; no backend translates it.
+//!
+//! `validate` holds the ranges a model needs to mean anything (a probability in [0, 1], a
+//! positive interval). The lab checks them, since its binary takes any JSON; the simulator
+//! leaves meaning to the front end and checks only what it needs to run.
+
+use serde::Deserialize;
+
+use crate::loss::LossModel;
+use crate::policer::Policer;
+use crate::queue::{Aqm, CodelParams, Limit, RedParams};
+use crate::Frame;
+
+/// A value a model cannot take: the key (relative to the spec), the value and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {value}: {reason}")]
+pub struct SpecError {
+    pub key: String,
+    pub value: String,
+    pub reason: String,
+}
+
+impl SpecError {
+    fn new(key: &str, value: impl ToString, reason: &str) -> Self {
+        Self {
+            key: key.to_owned(),
+            value: value.to_string(),
+            reason: reason.to_owned(),
+        }
+    }
+}
+
+/// A queue discipline, tagged by the name `tc` gives it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AqmSpec {
+    Droptail {},
+    Red {
+        min_th_pkts: f64,
+        max_th_pkts: f64,
+        max_p: f64,
+        weight: f64,
+        gentle: bool,
+        ecn: bool,
+        harddrop: bool,
+    },
+    Codel {
+        target_ns: u64,
+        interval_ns: u64,
+        ecn: bool,
+        ce_threshold_ns: Option<u64>,
+    },
+}
+
+impl AqmSpec {
+    /// The discipline, drawing from `seed` where it is random.
+    pub fn build<P: Frame>(&self, seed: u64) -> Aqm<P> {
+        match *self {
+            AqmSpec::Droptail {} => Aqm::drop_tail(),
+            AqmSpec::Red {
+                min_th_pkts,
+                max_th_pkts,
+                max_p,
+                weight,
+                gentle,
+                ecn,
+                harddrop,
+            } => Aqm::red(
+                RedParams {
+                    min_th_pkts,
+                    max_th_pkts,
+                    max_p,
+                    weight,
+                    gentle,
+                    ecn,
+                    harddrop,
+                },
+                seed,
+            ),
+            AqmSpec::Codel {
+                target_ns,
+                interval_ns,
+                ecn,
+                ce_threshold_ns,
+            } => Aqm::codel(CodelParams {
+                target_ns,
+                interval_ns,
+                ecn,
+                ce_threshold_ns,
+            }),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match *self {
+            AqmSpec::Droptail {} => Ok(()),
+            AqmSpec::Red {
+                min_th_pkts,
+                max_th_pkts,
+                max_p,
+                weight,
+                ..
+            } => {
+                if !(0.0 <= min_th_pkts && min_th_pkts < max_th_pkts) {
+                    let value = format!("min_th_pkts={min_th_pkts}, max_th_pkts={max_th_pkts}");
+                    let reason = "needs 0 <= min_th_pkts < max_th_pkts";
+                    return Err(SpecError::new("min_th_pkts", value, reason));
+                }
+                probability("max_p", max_p)?;
+                if !(weight > 0.0 && weight <= 1.0) {
+                    return Err(SpecError::new("weight", weight, "must be in (0, 1]"));
+                }
+                Ok(())
+            }
+            AqmSpec::Codel {
+                target_ns,
+                interval_ns,
+                ce_threshold_ns,
+                ..
+            } => {
+                positive("target_ns", target_ns)?;
+                positive("interval_ns", interval_ns)?;
+                ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
+            }
+        }
+    }
+}
+
+/// A random loss process, tagged by its model.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    None {},
+    Bernoulli {
+        p: f64,
+    },
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
+}
+
+impl LossSpec {
+    pub fn is_none(&self) -> bool {
+        *self == Self::None {}
+    }
+
+    pub fn build(&self, seed: u64) -> LossModel {
+        match *self {
+            LossSpec::None {} => LossModel::none(),
+            LossSpec::Bernoulli { p } => LossModel::bernoulli(p, seed),
+            LossSpec::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => LossModel::gilbert_elliott(p, r, loss_good, loss_bad, seed),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match *self {
+            LossSpec::None {} => Ok(()),
+            LossSpec::Bernoulli { p } => probability("p", p),
+            LossSpec::GilbertElliott {
+                p,
+                r,
+                loss_good,
+                loss_bad,
+            } => {
+                probability("p", p)?;
+                probability("r", r)?;
+                probability("loss_good", loss_good)?;
+                probability("loss_bad", loss_bad)
+            }
+        }
+    }
+}
+
+/// A token-bucket policer: packets beyond `rate_bps` and a burst of `burst_bytes` are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicerSpec {
+    pub rate_bps: u64,
+    pub burst_bytes: u64,
+}
+
+impl PolicerSpec {
+    pub fn build(&self) -> Policer {
+        Policer::new(self.rate_bps, self.burst_bytes)
+    }
+
+    pub fn validate(&self) -> Result<(), SpecError> {
+        positive("rate_bps", self.rate_bps)?;
+        positive("burst_bytes", self.burst_bytes)
+    }
+}
+
+impl Limit {
+    /// The limit a link's `queue_pkts` / `queue_bytes` pair sets: exactly one must be given.
+    pub fn from_spec(queue_pkts: Option<u64>, queue_bytes: Option<u64>) -> Result<Self, SpecError> {
+        match (queue_pkts, queue_bytes) {
+            (Some(n), None) => positive("queue_pkts", n).map(|()| Limit::Packets(n)),
+            (None, Some(n)) => positive("queue_bytes", n).map(|()| Limit::Bytes(n)),
+            (pkts, bytes) => Err(SpecError::new(
+                "queue",
+                format!("{pkts:?}/{bytes:?}"),
+                "exactly one of queue_pkts and queue_bytes must be set",
+            )),
+        }
+    }
+}
+
+fn positive(key: &str, value: u64) -> Result<(), SpecError> {
+    if value == 0 {
+        return Err(SpecError::new(key, value, "must be positive"));
+    }
+    Ok(())
+}
+
+fn probability(key: &str, p: f64) -> Result<(), SpecError> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(SpecError::new(key, p, "must be in [0, 1]"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::ArrivalAqm;
+    use crate::testing::TestPkt;
+
+    fn aqm(json: &str) -> Result<AqmSpec, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    #[test]
+    fn each_discipline_parses_by_its_tc_name_and_builds() {
+        let red = aqm(
+            r#"{"name": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1,
+            "weight": 0.002, "gentle": true, "ecn": true, "harddrop": false}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            red.build::<TestPkt>(1),
+            Aqm::Arrival(ArrivalAqm::Red(r)) if r.params().ecn
+        ));
+        let codel = aqm(
+            r#"{"name": "codel", "target_ns": 5000000, "interval_ns": 100000000,
+            "ecn": false, "ce_threshold_ns": null}"#,
+        )
+        .unwrap();
+        assert!(matches!(codel.build::<TestPkt>(1), Aqm::Scheduled(_)));
+        assert_eq!(
+            aqm(r#"{"name": "droptail"}"#).unwrap(),
+            AqmSpec::Droptail {}
+        );
+    }
+
+    #[test]
+    fn unknown_names_and_keys_are_refused() {
+        assert!(aqm(r#"{"name": "sfq"}"#).is_err());
+        assert!(aqm(r#"{"name": "droptail", "ecn": true}"#).is_err());
+    }
+
+    #[test]
+    fn validation_names_the_key_at_fault() {
+        let codel = AqmSpec::Codel {
+            target_ns: 0,
+            interval_ns: 1,
+            ecn: false,
+            ce_threshold_ns: None,
+        };
+        assert_eq!(codel.validate().unwrap_err().key, "target_ns");
+        let loss = LossSpec::Bernoulli { p: 1.5 };
+        assert_eq!(
+            loss.validate().unwrap_err().to_string(),
+            "p: 1.5: must be in [0, 1]"
+        );
+        assert_eq!(Limit::from_spec(Some(3), None), Ok(Limit::Packets(3)));
+        assert_eq!(
+            Limit::from_spec(None, Some(0)).unwrap_err().key,
+            "queue_bytes"
+        );
+        assert_eq!(Limit::from_spec(Some(1), Some(1)).unwrap_err().key, "queue");
+    }
+}
