@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -124,6 +124,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "aimd",
     source: "Floyd, Handley & Padhye 2000 (AIMD(a, b)); GridDT (Ravot et al., PFLDnet 2003)",
     defaults: default_params::<AimdParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<AimdParams>(params)?.checked()?;
         Ok(Box::new(Aimd::new(params, init)))

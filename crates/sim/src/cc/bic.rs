@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
 
 /// The bisection divisor: each RTT closes 1/B of the distance to W_max (Linux `BICTCP_B`).
@@ -206,6 +206,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "bic",
     source: "Xu, Harfoush & Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c",
     defaults: default_params::<BicParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<BicParams>(params)?.checked()?;
         Ok(Box::new(Bic::new(params, init)))

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
 
 /// Before any loss the window grows by at least this per packet acknowledged (Linux: `cnt` ≤ 20).
@@ -281,6 +281,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "cubic",
     source: "RFC 9438; RFC 9406 (hystart); Linux net/ipv4/tcp_cubic.c",
     defaults: default_params::<CubicParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<CubicParams>(params)?.checked()?;
         Ok(Box::new(Cubic::new(params, init)))

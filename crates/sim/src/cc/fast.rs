@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, parse_params, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -161,6 +161,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "fast",
     source: "Jin, Wei & Low, INFOCOM 2004 and IEEE/ACM ToN 2006",
     defaults: default_params::<FastParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<FastParams>(params)?.checked()?;
         Ok(Box::new(Fast::new(params, init)))
@@ -291,6 +293,7 @@ mod tests {
         f.on_congestion(
             &CongestionEvent {
                 now_ns: 0,
+                signal: Signal::Loss,
                 in_flight: 10,
                 lost: 1,
             },

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -165,6 +165,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "highspeed",
     source: "RFC 3649 §5; Linux net/ipv4/tcp_highspeed.c (per-ACK credit)",
     defaults: default_params::<HighSpeedParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<HighSpeedParams>(params)?.checked()?;
         Ok(Box::new(HighSpeed::new(params, init)))

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
 use crate::time::{secs, NS_PER_MS, NS_PER_SEC};
 
@@ -296,6 +296,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "htcp",
     source: "Leith & Shorten, PFLDnet 2004; draft-leith-tcp-htcp-06; Linux net/ipv4/tcp_htcp.c",
     defaults: default_params::<HtcpParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<HtcpParams>(params)?;
         check::non_negative("alpha_quadratic", params.alpha_quadratic)?;

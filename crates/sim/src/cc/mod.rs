@@ -46,7 +46,8 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs or SACKs seen, no loss inferred yet.
     Disorder,
-    /// Window reduced for an explicit signal (ECN); not used until ECN is modelled.
+    /// Window reduced for an explicit signal (ECN, RFC 3168 §6.1.2), until the data
+    /// outstanding then is acknowledged.
     Cwr,
     /// Fast recovery after an inferred loss (RFC 6582 / RFC 6675).
     Recovery,
@@ -80,6 +81,9 @@ pub struct Ack {
     pub acked: u32,
     /// Packets newly marked lost while processing this ACK.
     pub lost: u32,
+    /// Packets of `acked` the receiver reported CE-marked: all of them on an ACK with ECE under
+    /// classic or DCTCP feedback, the ACE increment under accurate feedback (`tcp/ecn.rs`).
+    pub ce_pkts: u32,
     /// RTT of the newest newly-acknowledged packet that was never retransmitted (Karn).
     pub rtt_ns: Option<u64>,
     /// Pipe before and after this ACK (RFC 6675 `pipe`, Linux `packets_in_flight`).
@@ -108,10 +112,20 @@ pub struct Path {
     pub round: u64,
 }
 
-/// The first loss of a window of data, or a lost retransmission (RFC 5681 §4.3).
+/// What a congestion episode was signalled by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Loss,
+    /// CE marks fed back by the receiver (RFC 3168 §6.1.2: respond as to a loss, nothing to
+    /// retransmit).
+    Ecn,
+}
+
+/// The first loss (or ECN echo) of a window of data, or a lost retransmission (RFC 5681 §4.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CongestionEvent {
     pub now_ns: u64,
+    pub signal: Signal,
     /// Packets in flight when the loss was detected (RFC 5681 FlightSize).
     pub in_flight: u32,
     /// Packets marked lost so far in this episode.

@@ -5,6 +5,11 @@
 
 use super::{aimd, bbr, bic, cubic, fast, highspeed, htcp, reno, scalable, vegas};
 use super::{CongestionControl, Init};
+use crate::tcp::ecn::EcnMode;
+
+/// A loss-based stack: no ECN by default (Linux's `tcp_ecn = 2` never asks for it), and with
+/// classic ECN an echo treated as a loss (RFC 3168 §6.1.2), as its kernel module does.
+pub const LOSS_BASED_ECN: &[EcnMode] = &[EcnMode::Off, EcnMode::Classic];
 
 pub type Params = serde_json::Map<String, serde_json::Value>;
 
@@ -18,6 +23,10 @@ pub struct Algorithm {
     pub source: &'static str,
     /// Parameters with their default values.
     pub defaults: fn() -> serde_json::Value,
+    /// The ECN settings (`flow.ecn`) the stack can run with; the first is its default.
+    pub ecn: &'static [EcnMode],
+    /// It asks its receiver for DCTCP's per-packet echo under classic ECN (RFC 8257 §3.2).
+    pub per_packet_echo: bool,
     pub build: Builder,
 }
 
@@ -42,7 +51,14 @@ pub fn find(name: &str) -> Option<&'static Algorithm> {
 pub fn describe() -> serde_json::Value {
     ALGORITHMS
         .iter()
-        .map(|a| serde_json::json!({"name": a.name, "source": a.source, "params": (a.defaults)()}))
+        .map(|a| {
+            serde_json::json!({
+                "name": a.name,
+                "source": a.source,
+                "params": (a.defaults)(),
+                "ecn": a.ecn,
+            })
+        })
         .collect()
 }
 

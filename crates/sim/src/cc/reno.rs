@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::aimd::{Aimd, AimdParams};
 use super::common::{default_params, parse_params};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::Init;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -60,6 +60,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "reno",
     source: "RFC 5681 §3.1; RFC 3465 (abc)",
     defaults: default_params::<RenoParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let aimd = parse_params::<RenoParams>(params)?.as_aimd().checked()?;
         Ok(Box::new(Aimd::new(aimd, init)))

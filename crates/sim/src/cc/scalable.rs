@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -118,6 +118,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "scalable",
     source: "Kelly, CCR 33(2) 2003; Linux net/ipv4/tcp_scalable.c",
     defaults: default_params::<ScalableParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<ScalableParams>(params)?.checked()?;
         Ok(Box::new(Scalable::new(params, init)))

@@ -125,6 +125,7 @@ impl Rounds {
             if detects_loss {
                 let ev = CongestionEvent {
                     now_ns: self.now_ns,
+                    signal: Signal::Loss,
                     in_flight: sent,
                     lost: 1,
                 };
@@ -248,6 +249,7 @@ pub fn ack(acked: u32) -> Ack {
 pub fn loss() -> CongestionEvent {
     CongestionEvent {
         now_ns: 0,
+        signal: Signal::Loss,
         in_flight: 0,
         lost: 1,
     }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
+use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
 
 /// Linux never lets Vegas's own adjustment take cwnd below 2 packets.
@@ -190,6 +190,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "vegas",
     source: "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
     defaults: default_params::<VegasParams>,
+    ecn: LOSS_BASED_ECN,
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<VegasParams>(params)?.checked()?;
         Ok(Box::new(Vegas::new(params, init)))
@@ -336,6 +338,7 @@ mod tests {
         v.on_congestion(
             &CongestionEvent {
                 now_ns: 0,
+                signal: Signal::Loss,
                 in_flight: 32,
                 lost: 1,
             },

@@ -3,6 +3,7 @@
 //! packets go out into a caller's buffer, deadlines are returned for the caller to schedule.
 
 pub mod appdata;
+pub mod ecn;
 pub mod host;
 pub mod pacer;
 pub mod rate;

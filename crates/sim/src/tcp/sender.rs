@@ -27,7 +27,7 @@ use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
 use super::timestamps::tsval;
 use super::tso::{self, Frame, Outlook};
 use super::undo::{dsack_block, Episode};
-use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path};
+use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path, Signal};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
@@ -76,8 +76,12 @@ pub struct SenderStats {
     pub packets_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Window reductions for inferred loss (fast recoveries).
+    /// Window reductions for inferred loss (fast recoveries) or ECN echoes.
     pub congestion_events: u64,
+    /// Of those, reductions for ECN echoes (RFC 3168 §6.1.2).
+    pub ecn_reductions: u64,
+    /// ACKs that carried ECE (classic and DCTCP feedback) or a new CE count (accurate).
+    pub ece_acks: u64,
     /// Reductions undone as spurious (D-SACK, F-RTO or timestamps).
     pub undos: u64,
     /// When everything the application had written was last cumulatively acknowledged.
@@ -315,6 +319,7 @@ impl Sender {
                 now_ns,
                 acked: acked as u32,
                 lost: lost as u32,
+                ce_pkts: 0,
                 rtt_ns,
                 prior_in_flight: prior_in_flight as u32,
                 in_flight: self.board.in_flight() as u32,
@@ -566,16 +571,18 @@ impl Sender {
         self.fast_retransmit_due = true;
         let prior_cwnd_pkts = self.cwnd_pkts;
         self.begin_episode();
-        self.reduce_window(now_ns, in_flight, self.board.lost_out());
+        self.reduce_window(now_ns, in_flight, self.board.lost_out(), Signal::Loss);
         self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
     }
 
     /// A congestion event: the controller reduces its window (and is read again).
-    fn reduce_window(&mut self, now_ns: u64, in_flight: u64, lost: u64) {
+    fn reduce_window(&mut self, now_ns: u64, in_flight: u64, lost: u64, signal: Signal) {
         self.stats.congestion_events += 1;
+        self.stats.ecn_reductions += u64::from(signal == Signal::Ecn);
         self.reduced_at_ns = now_ns;
         let ev = CongestionEvent {
             now_ns,
+            signal,
             in_flight: in_flight as u32,
             lost: lost as u32,
         };
@@ -779,7 +786,7 @@ impl Sender {
             self.loss_probe = None;
         } else if cum_ack > probe.high_seq {
             self.loss_probe = None;
-            self.reduce_window(now_ns, self.board.in_flight(), 0);
+            self.reduce_window(now_ns, self.board.in_flight(), 0, Signal::Loss);
         }
     }
 

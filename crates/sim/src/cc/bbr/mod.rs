@@ -37,6 +37,7 @@ use super::check;
 use super::common::{default_params, parse_params};
 use super::registry::{Algorithm, Params};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, RateSample};
+use crate::tcp::ecn::EcnMode;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
 
 /// Pace 1 % below the estimate so a queue the probe built can drain (Linux
@@ -505,6 +506,8 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "bbr",
     source: "Cardwell et al., ACM Queue 2016 (BBR v1); Linux net/ipv4/tcp_bbr.c",
     defaults: default_params::<BbrParams>,
+    ecn: &[EcnMode::Off],
+    per_packet_echo: false,
     build: |params: &Params, init: &Init| {
         let params = parse_params::<BbrParams>(params)?.checked()?;
         Ok(Box::new(Bbr::new(params, init)))

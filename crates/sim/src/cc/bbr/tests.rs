@@ -350,6 +350,7 @@ fn recovery_conserves_packets_for_a_round_then_restores_the_window() {
     f.bbr.on_congestion(
         &CongestionEvent {
             now_ns: f.now_ns,
+            signal: Signal::Loss,
             in_flight: 303,
             lost: 3,
         },
