@@ -5,6 +5,7 @@ use crate::engine::{FlowId, Timer};
 use crate::error::{Field, ScenarioError};
 use crate::scenario::{self, Scenario};
 use crate::tcp::appdata::AppData;
+use crate::tcp::ecn::{EcnReceiver, EcnSender};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use crate::tcp::sink::Sink;
@@ -113,6 +114,7 @@ impl Flow {
         let (cc_name, cc) = registry::build(&spec.cc, &init).map_err(|(value, reason)| {
             ScenarioError::new(Field::of("flows", id as usize, "cc"), value, reason)
         })?;
+        let per_packet_echo = registry::find(cc_name).is_some_and(|a| a.per_packet_echo);
         let cfg = SenderConfig {
             mss_bytes: spec.mss_bytes,
             sack: spec.sack,
@@ -122,6 +124,7 @@ impl Flow {
             pacing_rate_bps: spec.pacing_rate_bps,
             recovery: spec.recovery(),
             tso: spec.tso,
+            ecn: EcnSender::new(spec.ecn, per_packet_echo),
         };
         Ok(Self {
             sender: Sender::new(id, cfg, app_data(spec, in_exchange), cc),
@@ -129,7 +132,8 @@ impl Flow {
                 .with_sink(sink(spec, s))
                 .with_sack_compression(sack_compression_delay_ns(spec))
                 .with_dsack(spec.undo)
-                .with_periodic_drop(spec.drop_every),
+                .with_periodic_drop(spec.drop_every)
+                .with_ecn(EcnReceiver::new(spec.ecn.feedback(per_packet_echo))),
             delayed_ack: Timer::default(),
             window_update: Timer::default(),
             delivered_at_stop: None,

@@ -50,6 +50,11 @@ pub struct Packet {
     pub n_sack: u8,
     /// The IP header's ECN field (RFC 3168 §5); queues may set it to CE on the way.
     pub ecn: Ecn,
+    /// TCP's ECN flags (RFC 3168 §6.1): ECE on an ACK echoes CE, CWR on data answers it.
+    pub ece: bool,
+    pub cwr: bool,
+    /// AccECN's ACE field on an ACK: CE packets received, modulo 8 (RFC 9768 §3.2.2).
+    pub ace: u8,
     pub size_bytes: u32,
     /// Ack: the receive window advertised, in segments (`u32::MAX`: no limit).
     pub window: u32,
@@ -69,6 +74,9 @@ impl Packet {
             hop: 0,
             n_sack: 0,
             ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
+            ace: 0,
             size_bytes,
             window: u32::MAX,
             seq,

@@ -20,6 +20,7 @@ use serde::Deserialize;
 pub use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec};
 
 use crate::error::{Field, ScenarioError};
+use crate::tcp::ecn::EcnMode;
 use crate::tcp::host::{
     LossDetection, LostRetransmission, Recovery, RtoInRecovery, WindowReduction,
 };
@@ -80,6 +81,8 @@ pub struct Flow {
     pub sack: bool,
     pub delayed_ack: bool,
     pub sack_compression: bool,
+    /// `off`, `classic` or `l4s` (`tcp/ecn.rs`).
+    pub ecn: EcnMode,
     /// The host's loss recovery (`flow.host` resolved into its switches).
     pub window_reduction: WindowReduction,
     pub loss_detection: LossDetection,

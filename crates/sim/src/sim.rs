@@ -365,15 +365,21 @@ impl Simulation {
             return;
         }
         self.data.delivered += 1;
-        if flow.receiver.held_sack_would_lose_a_block(pkt.seq) {
-            self.send_ack(f); // the held ACK first, with the blocks as they stood
+        let receiver = &flow.receiver;
+        if receiver.held_sack_would_lose_a_block(pkt.seq)
+            || (receiver.ecn.flushes_delayed_ack(pkt.ecn) && receiver.ack_pending())
+        {
+            // The held ACK first, with the blocks and the CE state as they stood.
+            self.send_ack(f);
         }
         let flow = &mut self.flows[f as usize];
+        let ecn_acks_now = flow.receiver.ecn.on_segment(pkt.ecn, pkt.cwr);
         match flow
             .receiver
             .on_segment(self.now_ns, pkt.seq, pkt.timestamp)
         {
             Reply::AckNow => self.send_ack(f),
+            Reply::Delay(_) if ecn_acks_now => self.send_ack(f),
             Reply::Delay(deadline) => {
                 if let TimerAction::Schedule(t) = flow.delayed_ack.set(deadline) {
                     if self.many_flows {

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use super::ecn::{EcnReceiver, Feedback};
 use super::scoreboard::DUP_THRESH;
 use super::sink::Sink;
 use super::timestamps::Echo;
@@ -48,6 +49,8 @@ pub struct Receiver {
     /// Data packets dropped on purpose (`drop_every`).
     pub drops: u64,
     pub acks_sent: u64,
+    /// What it echoes of the CE marks it receives.
+    pub ecn: EcnReceiver,
 }
 
 /// Linux's SACK compression (4.18 on, `tcp_comp_sack_*`; from 5.11 only after DupThresh
@@ -111,6 +114,7 @@ impl Receiver {
             segments_received: 0,
             drops: 0,
             acks_sent: 0,
+            ecn: EcnReceiver::new(Feedback::None),
         }
     }
 
@@ -149,6 +153,11 @@ impl Receiver {
                 dupacks_for: 0,
                 dupacks_sent: 0,
             });
+        self
+    }
+
+    pub fn with_ecn(mut self, ecn: EcnReceiver) -> Self {
+        self.ecn = ecn;
         self
     }
 
@@ -211,6 +220,7 @@ impl Receiver {
         }
         pkt.seq = self.rcv_nxt;
         pkt.timestamp = self.echo.on_ack_sent(self.rcv_nxt);
+        self.ecn.stamp(pkt);
         pkt.n_sack = 0;
         if let Some(sink) = &mut self.sink {
             sink.read_until(now_ns, self.rcv_nxt);

@@ -18,6 +18,7 @@
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
 
 use super::appdata::{AppData, Availability};
+use super::ecn::EcnSender;
 use super::host::{LossDetection, LostRetransmission, Recovery, RtoInRecovery};
 use super::pacer::Pacer;
 use super::rate::RateSampler;
@@ -68,6 +69,8 @@ pub struct SenderConfig {
     pub recovery: Recovery,
     /// Segments leave in TSO/GSO frames, a small one held back for a larger (`tso.rs`).
     pub tso: bool,
+    /// The codepoint of its segments and how it reads the receiver's echo.
+    pub ecn: EcnSender,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -293,6 +296,8 @@ impl Sender {
         if !self.cfg.sack {
             acked += self.count_dupacks(cum_ack - prior_una);
         }
+        let echo = self.cfg.ecn.on_ack(ack, acked as u32);
+        self.stats.ece_acks += u64::from(echo.congestion);
         let rtt_ns = delivered.newest_clean_sent_ns.map(|sent| now_ns - sent);
         if let Some(r) = rtt_ns {
             self.rtt.on_sample(r);
@@ -307,6 +312,9 @@ impl Sender {
         lost += lost_retx.count;
         self.try_undo(&delivered, progressed.then_some(ack.timestamp));
         self.update_ca_state(now_ns, prior_in_flight);
+        if echo.congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_cwr(now_ns, prior_in_flight);
+        }
         let reordering_timer = rack_advanced && self.arm_reordering_timer();
         if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
             && self.lost_a_retransmission_since_the_cut(lost_retx)
@@ -319,7 +327,7 @@ impl Sender {
                 now_ns,
                 acked: acked as u32,
                 lost: lost as u32,
-                ce_pkts: 0,
+                ce_pkts: echo.ce_pkts,
                 rtt_ns,
                 prior_in_flight: prior_in_flight as u32,
                 in_flight: self.board.in_flight() as u32,
@@ -332,7 +340,7 @@ impl Sender {
             self.cc.on_ack(&info, &path);
             self.cc_changed();
         }
-        if self.ca_state == CaState::Recovery {
+        if self.in_window_reduction() {
             self.reduction.on_ack(RecoveryAck {
                 delivered_pkts: acked,
                 in_flight_pkts: self.board.in_flight(),
@@ -531,7 +539,11 @@ impl Sender {
 
     fn update_ca_state(&mut self, now_ns: u64, prior_in_flight: u64) {
         let recovered = self.board.snd_una() >= self.recovery_point;
-        if matches!(self.ca_state, CaState::Recovery | CaState::Loss) && recovered {
+        let reducing = matches!(
+            self.ca_state,
+            CaState::Recovery | CaState::Loss | CaState::Cwr
+        );
+        if reducing && recovered {
             self.ca_state = CaState::Open;
             if !self.cfg.sack {
                 self.board.reset_dupacks();
@@ -540,15 +552,46 @@ impl Sender {
             self.cc.on_recovery_exit(now_ns, &path);
             self.cc_changed();
         }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            if self.board.lost_out() > 0 && !self.only_the_probe_is_lost() {
+        let loss_found = self.board.lost_out() > 0 && !self.only_the_probe_is_lost();
+        match self.ca_state {
+            CaState::Open | CaState::Disorder if loss_found => {
                 self.enter_recovery(now_ns, prior_in_flight);
-            } else if self.board.sacked_out() > 0 {
-                self.ca_state = CaState::Disorder;
-            } else {
-                self.ca_state = CaState::Open;
             }
+            CaState::Open | CaState::Disorder if self.board.sacked_out() > 0 => {
+                self.ca_state = CaState::Disorder;
+            }
+            CaState::Open | CaState::Disorder => self.ca_state = CaState::Open,
+            CaState::Cwr if loss_found => self.recover_within_cwr(),
+            _ => {}
         }
+    }
+
+    /// RFC 3168 §6.1.2: CE echoed back is a congestion signal answered as a loss would be, at
+    /// most once per window of data, with nothing to retransmit: the window falls (PRR, as
+    /// Linux's `tcp_enter_cwr`) to what the controller sets, and the next new segment says so
+    /// with CWR. An ECN reduction is never undone (Linux clears `undo_marker`).
+    fn enter_cwr(&mut self, now_ns: u64, in_flight: u64) {
+        self.ca_state = CaState::Cwr;
+        self.recovery_point = self.board.snd_nxt();
+        self.episode = None;
+        let prior_cwnd_pkts = self.cwnd_pkts;
+        self.reduce_window(now_ns, in_flight, 0, Signal::Ecn);
+        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
+        self.cfg.ecn.on_reduced();
+    }
+
+    /// A loss found while the window already falls for an echo: recovery, without a second
+    /// reduction for the same window (Linux `tcp_enter_recovery` within a cwnd reduction).
+    fn recover_within_cwr(&mut self) {
+        self.ca_state = CaState::Recovery;
+        self.loss_probe = None;
+        self.recovery_point = self.board.snd_nxt();
+        self.fast_retransmit_due = true;
+    }
+
+    /// The window falls towards the controller's by the sender's reduction (PRR, rate halving).
+    fn in_window_reduction(&self) -> bool {
+        matches!(self.ca_state, CaState::Recovery | CaState::Cwr)
     }
 
     /// RFC 5681 §4.3: "the loss of a retransmission should be taken as two indications of
@@ -604,7 +647,11 @@ impl Sender {
             self.board.reset_dupacks();
         }
         let repeated = self.ca_state == CaState::Loss && self.board.snd_una() == self.timeout_una;
-        let from_open = matches!(self.ca_state, CaState::Open | CaState::Disorder);
+        // Linux arms F-RTO from any state before Recovery, CWR included.
+        let from_open = matches!(
+            self.ca_state,
+            CaState::Open | CaState::Disorder | CaState::Cwr
+        );
         self.board.mark_all_lost();
         self.reduce_for_timeout(now_ns, repeated);
         // RFC 5682 §3.1 step 1, as Linux arms F-RTO: not on a first timeout during recovery,
@@ -717,7 +764,7 @@ impl Sender {
         let srtt_ns = self.rtt.srtt_ns();
         let allowed = self.cfg.recovery.tail_loss_probe
             && self.cfg.sack
-            && self.ca_state == CaState::Open
+            && matches!(self.ca_state, CaState::Open | CaState::Cwr)
             && self.loss_probe.is_none()
             && self.board.packets_out() > 0
             && srtt_ns > 0;
@@ -739,7 +786,8 @@ impl Sender {
     /// RFC 8985 §7.3: the probe is a new segment if the window lets one out (cwnd aside),
     /// else the highest one not SACKed, sent again; the retransmission timer restarts.
     fn probe(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if self.ca_state != CaState::Open || self.loss_probe.is_some() {
+        // Linux probes in Open and CWR (`tcp_schedule_loss_probe`).
+        if !matches!(self.ca_state, CaState::Open | CaState::Cwr) || self.loss_probe.is_some() {
             self.arm_rto(self.rto_due_ns.max(now_ns));
             return;
         }
@@ -945,9 +993,7 @@ impl Sender {
     /// sender's own reduction towards it.
     fn send_window_pkts(&self) -> u64 {
         match self.reduction.cwnd_pkts() {
-            Some(cwnd_pkts) if self.ca_state == CaState::Recovery && !self.cc_owns_recovery => {
-                cwnd_pkts
-            }
+            Some(cwnd_pkts) if self.in_window_reduction() && !self.cc_owns_recovery => cwnd_pkts,
             _ => self.cwnd_pkts,
         }
     }
@@ -986,9 +1032,13 @@ impl Sender {
         } else {
             0
         };
-        out.push(Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes).stamped(tsval));
+        let mut pkt = Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes).stamped(tsval);
+        let retransmission = matches!(next, Next::Retransmit(_));
+        pkt.ecn = self.cfg.ecn.codepoint(retransmission);
+        pkt.cwr = !retransmission && self.cfg.ecn.take_cwr();
+        out.push(pkt);
         self.stats.packets_sent += 1;
-        if self.ca_state == CaState::Recovery {
+        if self.in_window_reduction() {
             self.reduction.on_send();
         }
         self.last_send_ns = now_ns;
