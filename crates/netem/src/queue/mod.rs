@@ -11,6 +11,7 @@
 //!   the link asks them for the next packet each time its transmitter frees.
 
 pub mod codel;
+pub mod dualpi2;
 pub mod red;
 
 pub use codel::{Codel, CodelParams};
