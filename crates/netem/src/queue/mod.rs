@@ -11,6 +11,7 @@
 //!   the link asks them for the next packet each time its transmitter frees.
 
 pub mod codel;
+pub mod fq_codel;
 pub mod red;
 
 pub use codel::{Codel, CodelParams};
