@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::loss::LossModel;
 use crate::policer::Policer;
-use crate::queue::{Aqm, CodelParams, Limit, RedParams};
+use crate::queue::{Aqm, CodelParams, DualPi2Params, FqCodelParams, Limit, RedParams};
 use crate::Frame;
 
 /// A value a model cannot take: the key (relative to the spec), the value and why.
@@ -53,6 +53,26 @@ pub enum AqmSpec {
         ecn: bool,
         ce_threshold_ns: Option<u64>,
     },
+    /// RFC 8290; fields as `FqCodelParams`.
+    FqCodel {
+        flows: u32,
+        quantum_bytes: u32,
+        target_ns: u64,
+        interval_ns: u64,
+        ecn: bool,
+        ce_threshold_ns: Option<u64>,
+        drop_batch_pkts: u32,
+    },
+    /// RFC 9332; fields as `DualPi2Params`.
+    Dualpi2 {
+        target_ns: u64,
+        tupdate_ns: u64,
+        alpha: f64,
+        beta: f64,
+        coupling_factor: f64,
+        step_threshold_ns: u64,
+        drop_overload: bool,
+    },
 }
 
 impl AqmSpec {
@@ -91,6 +111,46 @@ impl AqmSpec {
                 ecn,
                 ce_threshold_ns,
             }),
+            AqmSpec::FqCodel {
+                flows,
+                quantum_bytes,
+                target_ns,
+                interval_ns,
+                ecn,
+                ce_threshold_ns,
+                drop_batch_pkts,
+            } => Aqm::fq_codel(
+                FqCodelParams {
+                    flows,
+                    quantum_bytes,
+                    target_ns,
+                    interval_ns,
+                    ecn,
+                    ce_threshold_ns,
+                    drop_batch_pkts,
+                },
+                seed,
+            ),
+            AqmSpec::Dualpi2 {
+                target_ns,
+                tupdate_ns,
+                alpha,
+                beta,
+                coupling_factor,
+                step_threshold_ns,
+                drop_overload,
+            } => Aqm::dualpi2(
+                DualPi2Params {
+                    target_ns,
+                    tupdate_ns,
+                    alpha,
+                    beta,
+                    coupling_factor,
+                    step_threshold_ns,
+                    drop_overload,
+                },
+                seed,
+            ),
         }
     }
 
@@ -124,6 +184,43 @@ impl AqmSpec {
                 positive("target_ns", target_ns)?;
                 positive("interval_ns", interval_ns)?;
                 ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
+            }
+            AqmSpec::FqCodel {
+                flows,
+                quantum_bytes,
+                target_ns,
+                interval_ns,
+                ce_threshold_ns,
+                drop_batch_pkts,
+                ..
+            } => {
+                positive("flows", flows.into())?;
+                positive("quantum_bytes", quantum_bytes.into())?;
+                positive("target_ns", target_ns)?;
+                positive("interval_ns", interval_ns)?;
+                positive("drop_batch_pkts", drop_batch_pkts.into())?;
+                ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
+            }
+            AqmSpec::Dualpi2 {
+                target_ns,
+                tupdate_ns,
+                alpha,
+                beta,
+                coupling_factor,
+                ..
+            } => {
+                positive("target_ns", target_ns)?;
+                positive("tupdate_ns", tupdate_ns)?;
+                non_negative("alpha", alpha)?;
+                non_negative("beta", beta)?;
+                if !(coupling_factor >= 1.0) {
+                    return Err(SpecError::new(
+                        "coupling_factor",
+                        coupling_factor,
+                        "must be at least 1",
+                    ));
+                }
+                Ok(())
             }
         }
     }
@@ -219,6 +316,17 @@ impl Limit {
 fn positive(key: &str, value: u64) -> Result<(), SpecError> {
     if value == 0 {
         return Err(SpecError::new(key, value, "must be positive"));
+    }
+    Ok(())
+}
+
+fn non_negative(key: &str, value: f64) -> Result<(), SpecError> {
+    if !(value >= 0.0 && value.is_finite()) {
+        return Err(SpecError::new(
+            key,
+            value,
+            "must be a finite number at least 0",
+        ));
     }
     Ok(())
 }

@@ -103,6 +103,16 @@ impl<P: Frame> Codel<P> {
         self.queue.front().map(|&(t, _)| t)
     }
 
+    /// Take the oldest waiting packet out, with its arrival time, without CoDel judging it: the
+    /// control-law state stays as it was. For a scheduler that discards from this queue's head
+    /// for its own reasons (FQ-CoDel's overflow, RFC 8290 §4.1), which must not look to CoDel
+    /// like a dequeue below target and end its dropping state.
+    pub fn take_head(&mut self) -> Option<(u64, P)> {
+        let (arrival_ns, pkt) = self.queue.pop_front()?;
+        self.queue_bytes -= u64::from(pkt.size_bytes());
+        Some((arrival_ns, pkt))
+    }
+
     /// A packet arrives at `now_ns`. With `over_limit` (the link's hard limit is reached) it
     /// is refused: CoDel's buffer is a tail-drop FIFO behind the control law.
     pub fn enqueue(&mut self, now_ns: u64, pkt: P, over_limit: bool) -> Option<Cause> {
@@ -327,6 +337,32 @@ mod tests {
         let mut c = dropping();
         assert_eq!(c.enqueue(7, pkt(1), true), Some(Cause::Overflow));
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn taking_the_head_leaves_the_control_law_alone() {
+        // The 10 ms standing queue of the test above, with the head taken out at 150 ms, in
+        // the dropping state: the sojourn stays above target, so the drops keep their times
+        // (a dequeue of that packet at sojourn 0 would have ended the dropping state instead).
+        let mut c = dropping();
+        let (mut drops, mut discards) = (Vec::new(), Vec::new());
+        for i in 0..300 {
+            c.enqueue(i * MS, pkt(i), false);
+            if i == 150 {
+                let oldest = c.head_arrival_ns();
+                let (arrival_ns, taken) = c.take_head().expect("a packet waits");
+                assert_eq!((Some(arrival_ns), taken.seq), (oldest, arrival_ns / MS));
+            }
+            if i >= 10 {
+                let before = discards.len();
+                c.dequeue(i * MS, &mut discards).expect("a packet waits");
+                if discards.len() > before {
+                    drops.push(i);
+                }
+            }
+        }
+        assert_eq!(drops, vec![110, 210, 281]);
+        assert_eq!(c.bytes(), c.len() as u64 * 1500);
     }
 
     #[test]

@@ -7,13 +7,18 @@
 //!
 //! - *arrival* disciplines decide as a packet arrives (drop-tail, RED): the departure of every
 //!   packet is then known at its arrival, so a link can serve them as an analytic FIFO;
-//! - *scheduled* disciplines hold the packets themselves and decide as one leaves (CoDel):
-//!   the link asks them for the next packet each time its transmitter frees.
+//! - *scheduled* disciplines hold the packets themselves and decide as one leaves (CoDel,
+//!   FQ-CoDel, DualPI2): the link asks them for the next packet each time its transmitter
+//!   frees.
 
 pub mod codel;
+pub mod dualpi2;
+pub mod fq_codel;
 pub mod red;
 
 pub use codel::{Codel, CodelParams};
+pub use dualpi2::{DualPi2, DualPi2Params};
+pub use fq_codel::{FqCodel, FqCodelParams};
 pub use red::{Red, RedParams};
 
 /// The hard buffer limit of a queue; it applies whatever the AQM.
@@ -134,6 +139,8 @@ impl ArrivalAqm {
 #[derive(Debug, Clone)]
 pub enum Scheduled<P> {
     Codel(Codel<P>),
+    FqCodel(FqCodel<P>),
+    DualPi2(DualPi2<P>),
 }
 
 impl<P: crate::Frame> Scheduled<P> {
@@ -147,9 +154,10 @@ impl<P: crate::Frame> Scheduled<P> {
         over_limit: bool,
         discards: &mut Vec<Discard<P>>,
     ) -> Option<Cause> {
-        let _ = discards; // CoDel refuses the arrival itself
         match self {
-            Scheduled::Codel(c) => c.enqueue(now_ns, pkt, over_limit),
+            Scheduled::Codel(q) => q.enqueue(now_ns, pkt, over_limit),
+            Scheduled::FqCodel(q) => q.enqueue(now_ns, pkt, over_limit, discards),
+            Scheduled::DualPi2(q) => q.enqueue(now_ns, pkt, over_limit, discards),
         }
     }
 
@@ -157,14 +165,18 @@ impl<P: crate::Frame> Scheduled<P> {
     /// `discards`.
     pub fn dequeue(&mut self, now_ns: u64, discards: &mut Vec<Discard<P>>) -> Option<Dequeued<P>> {
         match self {
-            Scheduled::Codel(c) => c.dequeue(now_ns, discards),
+            Scheduled::Codel(q) => q.dequeue(now_ns, discards),
+            Scheduled::FqCodel(q) => q.dequeue(now_ns, discards),
+            Scheduled::DualPi2(q) => q.dequeue(now_ns, discards),
         }
     }
 
     /// The packets waiting, in no particular order.
     pub fn packets(&self) -> Box<dyn Iterator<Item = &P> + '_> {
         match self {
-            Scheduled::Codel(c) => Box::new(c.packets()),
+            Scheduled::Codel(q) => Box::new(q.packets()),
+            Scheduled::FqCodel(q) => Box::new(q.packets()),
+            Scheduled::DualPi2(q) => Box::new(q.packets()),
         }
     }
 }
@@ -189,6 +201,16 @@ impl<P: crate::Frame> Aqm<P> {
 
     pub fn codel(params: CodelParams) -> Self {
         Aqm::Scheduled(Scheduled::Codel(Codel::new(params)))
+    }
+
+    /// FQ-CoDel, its flow hash perturbed by `seed`.
+    pub fn fq_codel(params: FqCodelParams, seed: u64) -> Self {
+        Aqm::Scheduled(Scheduled::FqCodel(FqCodel::new(params, seed)))
+    }
+
+    /// DualPI2 with its own random stream.
+    pub fn dualpi2(params: DualPi2Params, seed: u64) -> Self {
+        Aqm::Scheduled(Scheduled::DualPi2(DualPi2::new(params, seed)))
     }
 }
 
