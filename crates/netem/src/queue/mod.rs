@@ -11,7 +11,9 @@
 //!   the link asks them for the next packet each time its transmitter frees.
 
 pub mod codel;
+pub mod pie;
 pub mod red;
+pub mod step;
 
 pub use codel::{Codel, CodelParams};
 pub use red::{Red, RedParams};
