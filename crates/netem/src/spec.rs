@@ -11,7 +11,9 @@ use serde::Deserialize;
 
 use crate::loss::LossModel;
 use crate::policer::Policer;
-use crate::queue::{Aqm, CodelParams, DualPi2Params, FqCodelParams, Limit, RedParams};
+use crate::queue::{
+    Aqm, CodelParams, DualPi2Params, FqCodelParams, Limit, PieParams, RedParams, StepThreshold,
+};
 use crate::Frame;
 
 /// A value a model cannot take: the key (relative to the spec), the value and why.
@@ -52,6 +54,23 @@ pub enum AqmSpec {
         interval_ns: u64,
         ecn: bool,
         ce_threshold_ns: Option<u64>,
+    },
+    /// RFC 8033; fields as `PieParams`.
+    Pie {
+        target_ns: u64,
+        tupdate_ns: u64,
+        alpha: f64,
+        beta: f64,
+        max_burst_ns: u64,
+        ecn: bool,
+        mark_ecn_threshold: f64,
+        bytemode: bool,
+    },
+    /// DCTCP's marker (Alizadeh et al., SIGCOMM 2010 §3.1): CE on an arrival that finds more
+    /// than K queued; exactly one of the thresholds is set.
+    Step {
+        threshold_pkts: Option<u64>,
+        threshold_bytes: Option<u64>,
     },
     /// RFC 8290; fields as `FqCodelParams`.
     FqCodel {
@@ -110,6 +129,35 @@ impl AqmSpec {
                 interval_ns,
                 ecn,
                 ce_threshold_ns,
+            }),
+            AqmSpec::Pie {
+                target_ns,
+                tupdate_ns,
+                alpha,
+                beta,
+                max_burst_ns,
+                ecn,
+                mark_ecn_threshold,
+                bytemode,
+            } => Aqm::pie(
+                PieParams {
+                    target_ns,
+                    tupdate_ns,
+                    alpha,
+                    beta,
+                    max_burst_ns,
+                    ecn,
+                    mark_ecn_threshold,
+                    bytemode,
+                },
+                seed,
+            ),
+            AqmSpec::Step {
+                threshold_pkts,
+                threshold_bytes,
+            } => Aqm::step(match (threshold_pkts, threshold_bytes) {
+                (Some(k), _) => StepThreshold::Packets(k),
+                (None, k) => StepThreshold::Bytes(k.unwrap_or(0)),
             }),
             AqmSpec::FqCodel {
                 flows,
@@ -184,6 +232,31 @@ impl AqmSpec {
                 positive("target_ns", target_ns)?;
                 positive("interval_ns", interval_ns)?;
                 ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
+            }
+            AqmSpec::Pie {
+                target_ns,
+                tupdate_ns,
+                alpha,
+                beta,
+                mark_ecn_threshold,
+                ..
+            } => {
+                positive("target_ns", target_ns)?;
+                positive("tupdate_ns", tupdate_ns)?;
+                non_negative("alpha", alpha)?;
+                non_negative("beta", beta)?;
+                probability("mark_ecn_threshold", mark_ecn_threshold)
+            }
+            AqmSpec::Step {
+                threshold_pkts,
+                threshold_bytes,
+            } => {
+                if threshold_pkts.is_some() == threshold_bytes.is_some() {
+                    let value = format!("{threshold_pkts:?}/{threshold_bytes:?}");
+                    let reason = "exactly one of threshold_pkts and threshold_bytes must be set";
+                    return Err(SpecError::new("threshold", value, reason));
+                }
+                Ok(())
             }
             AqmSpec::FqCodel {
                 flows,

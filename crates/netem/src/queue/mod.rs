@@ -5,8 +5,9 @@
 //! real-time link emulator can reuse them. Each returns a verdict per packet: pass it, mark it
 //! CE (only an ECN-capable packet, RFC 3168 §5), or drop it. Two kinds:
 //!
-//! - *arrival* disciplines decide as a packet arrives (drop-tail, RED): the departure of every
-//!   packet is then known at its arrival, so a link can serve them as an analytic FIFO;
+//! - *arrival* disciplines decide as a packet arrives (drop-tail, RED, PIE, the step marker):
+//!   the departure of every packet is then known at its arrival, so a link can serve them as
+//!   an analytic FIFO;
 //! - *scheduled* disciplines hold the packets themselves and decide as one leaves (CoDel,
 //!   FQ-CoDel, DualPI2): the link asks them for the next packet each time its transmitter
 //!   frees.
@@ -14,12 +15,16 @@
 pub mod codel;
 pub mod dualpi2;
 pub mod fq_codel;
+pub mod pie;
 pub mod red;
+pub mod step;
 
 pub use codel::{Codel, CodelParams};
 pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
+pub use step::{Step, StepThreshold};
 
 /// The hard buffer limit of a queue; it applies whatever the AQM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +121,10 @@ pub enum ArrivalAqm {
     DropTail,
     /// Random Early Detection.
     Red(Red),
+    /// Proportional Integral controller Enhanced (RFC 8033).
+    Pie(Pie),
+    /// DCTCP's marker: CE above a queue length K.
+    Step(Step),
 }
 
 impl ArrivalAqm {
@@ -130,6 +139,8 @@ impl ArrivalAqm {
                 a.packet_time_ns,
                 a.ecn,
             ),
+            ArrivalAqm::Pie(pie) => pie.on_arrival(a),
+            ArrivalAqm::Step(step) => step.on_arrival(a),
         }
     }
 }
@@ -197,6 +208,15 @@ impl<P: crate::Frame> Aqm<P> {
     /// RED with its own random stream.
     pub fn red(params: RedParams, seed: u64) -> Self {
         Aqm::Arrival(ArrivalAqm::Red(Red::new(params, seed)))
+    }
+
+    /// PIE with its own random stream.
+    pub fn pie(params: PieParams, seed: u64) -> Self {
+        Aqm::Arrival(ArrivalAqm::Pie(Pie::new(params, seed)))
+    }
+
+    pub fn step(threshold: StepThreshold) -> Self {
+        Aqm::Arrival(ArrivalAqm::Step(Step::new(threshold)))
     }
 
     pub fn codel(params: CodelParams) -> Self {
