@@ -91,6 +91,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "sack": True,
                 "delayed_ack": True,
                 "sack_compression": True,
+                "ecn": "off",
                 "window_reduction": "prr",
                 "loss_detection": "rack",
                 "lost_retransmission": "resend",

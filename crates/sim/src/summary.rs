@@ -28,7 +28,14 @@ pub struct FlowSummary {
     /// End of the active time: completion, stop or the end of the run.
     pub end_s: f64,
     pub packets_sent: u64,
+    /// Window reductions, for losses and for ECN echoes.
     pub congestion_events: u64,
+    /// Of those, reductions for ECN echoes.
+    pub ecn_reductions: u64,
+    /// CE-marked data packets the receiver got.
+    pub ce_marks: u64,
+    /// ACKs whose echo signalled congestion (ECE, or a new CE count).
+    pub ece_acks: u64,
     /// Reductions undone as spurious (D-SACK, F-RTO or timestamps; host switches `undo`,
     /// `timestamps`).
     pub undos: u64,
@@ -48,6 +55,8 @@ pub struct LinkSummary {
     pub induced_drops: u64,
     /// Dropped by the AQM: RED at arrival, CoDel at departure.
     pub aqm_drops: u64,
+    /// Packets the AQM marked CE instead of dropping.
+    pub aqm_marks: u64,
     /// Dropped by the link's policer (above its rate and burst).
     pub policer_drops: u64,
     pub mean_queue_pkts: f64,
@@ -123,6 +132,9 @@ pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
         end_s: secs(active_end_ns),
         packets_sent: s.packets_sent,
         congestion_events: s.congestion_events,
+        ecn_reductions: s.ecn_reductions,
+        ce_marks: f.receiver.ecn.ce_received,
+        ece_acks: s.ece_acks,
         undos: s.undos,
         receiver_drops: f.receiver.drops,
         acks_sent: f.receiver.acks_sent,
@@ -146,6 +158,7 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
         random_drops: c.random_drops,
         induced_drops: c.induced_drops,
         aqm_drops: c.aqm_drops,
+        aqm_marks: c.aqm_marks,
         policer_drops: c.policer_drops,
         mean_queue_pkts: c.backlog_ns as f64 / end_ns as f64,
         capacity_pkts,

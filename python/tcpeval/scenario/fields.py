@@ -39,6 +39,16 @@ def cc_algorithms() -> list[dict[str, Any]]:
     return json.loads(_core.cc_algorithms())
 
 
+EcnMode = Literal["off", "classic", "l4s"]
+
+
+def ecn_modes(cc_name: str) -> list[EcnMode]:
+    """The ECN settings the simulator's algorithm runs with, its default first; empty for an
+    algorithm the simulator does not have."""
+    known = (a["ecn"] for a in cc_algorithms() if a["name"] == cc_name)
+    return next(known, [])
+
+
 def _checked(parse: Callable[[object], Any], ok: Callable[[Any], bool], reason: str) -> Any:
     def validate(value: object) -> Any:
         quantity = parse(value)

@@ -118,6 +118,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "sack": True,
         "delayed_ack": True,
         "sack_compression": host.sack_compression,
+        "ecn": table.ecn_mode(),
         "window_reduction": host.window_reduction,
         "loss_detection": host.loss_detection,
         "lost_retransmission": host.lost_retransmission,

@@ -18,6 +18,7 @@ from tcpeval.scenario.fields import (
     BufferField,
     CongestionControl,
     Direction,
+    EcnMode,
     HeavyTailShape,
     NonNegativeTime,
     PositiveTime,
@@ -26,6 +27,7 @@ from tcpeval.scenario.fields import (
     SelfSimilarShape,
     SizeField,
     Strict,
+    ecn_modes,
 )
 from tcpeval.scenario.hosts import (
     PROFILES,
@@ -119,6 +121,13 @@ class TcpTraffic(Strict):
         "kernel), 'linux-2.6' (the kernels of the 2003-2008 studies) or 'rfc' (the textbook, "
         "and this simulator before host profiles). `tcpeval hosts` lists them. Default: linux.",
     )
+    ecn: EcnMode | None = Field(
+        default=None,
+        description="ECN: 'off' (Not-ECT: queues drop), 'classic' (ECT(0), RFC 3168 feedback; "
+        "DCTCP's per-packet echo for dctcp) or 'l4s' (ECT(1), AccECN feedback, RFC 9768). "
+        "`tcpeval cc list` shows which each stack runs with. Default: the stack's first, "
+        "'off' for the loss-based ones (a Linux host's tcp_ecn = 2 never asks for ECN).",
+    )
 
     @property
     def packet_bytes(self) -> int:
@@ -132,8 +141,19 @@ class TcpTraffic(Strict):
         """The host's switches: its profile's defaults."""
         return PROFILES[self.host]
 
+    def ecn_mode(self) -> EcnMode:
+        """The ECN setting asked for, else the stack's default (`off` for a stack the
+        simulator does not know: the backend that runs it says what it can)."""
+        if self.ecn is not None:
+            return self.ecn
+        return next(iter(ecn_modes(self.cc.name)), "off")
+
     def check(self, path: str) -> None:
         """Constraints between this table's own keys."""
+        modes = ecn_modes(self.cc.name)
+        if modes and self.ecn_mode() not in modes:
+            reason = f"{self.cc.name} cannot use it (it runs with: {', '.join(modes)})"
+            raise ScenarioError(f"{path}.ecn", self.ecn_mode(), reason)
 
 
 class FlowGroup(TcpTraffic):
@@ -303,6 +323,7 @@ class FlowGroup(TcpTraffic):
         return PROFILES[self.host].model_copy(update=own)
 
     def check(self, path: str) -> None:
+        super().check(path)
         jitter = self.start_jitter
         latest_start = (
             Duration(f"{self.start.given} + {jitter.given}", self.start.ns + jitter.ns)
@@ -338,6 +359,7 @@ class WebTraffic(TcpTraffic):
     )
 
     def check(self, path: str) -> None:
+        super().check(path)
         _check_window(path, self.start, self.stop)
 
 

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use tcpeval_sim::scenario::{AqmSpec, Flow, LinkSpec, LossSpec, Scenario};
+use tcpeval_sim::tcp::ecn::EcnMode;
 use tcpeval_sim::tcp::host::Recovery;
 use tcpeval_sim::{run, Output};
 
@@ -24,6 +25,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         sack: true,
         delayed_ack: true,
         sack_compression: true,
+        ecn: EcnMode::Off,
         window_reduction: Recovery::LINUX.window_reduction,
         loss_detection: Recovery::LINUX.loss_detection,
         lost_retransmission: Recovery::LINUX.lost_retransmission,
