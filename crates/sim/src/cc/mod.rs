@@ -26,6 +26,7 @@ pub mod bic;
 pub mod check;
 pub mod common;
 pub mod cubic;
+pub mod dctcp;
 pub mod fast;
 pub mod highspeed;
 pub mod htcp;
