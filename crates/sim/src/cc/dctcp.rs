@@ -254,6 +254,11 @@ pub(super) mod marking {
             }
         }
 
+        /// The RTT of the rounds to come (a queue building or draining).
+        pub fn set_rtt_ms(&mut self, rtt_ms: f64) {
+            self.rtt_ns = (rtt_ms * 1e6) as u64;
+        }
+
         /// The path as the sender describes it; srtt is the current round's RTT.
         pub fn path(&self) -> Path {
             Path {

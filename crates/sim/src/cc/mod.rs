@@ -31,6 +31,7 @@ pub mod fast;
 pub mod highspeed;
 pub mod htcp;
 pub mod hystart;
+pub mod prague;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
