@@ -19,6 +19,20 @@ pub fn slow_start(cwnd: f64, ssthresh: f64, acked: f64) -> (f64, f64) {
     (grown, acked - (grown - cwnd))
 }
 
+/// Reno's growth for `acked` packets, counted per packet as RFC 3465 and Linux do: slow start
+/// by at most `abc_limit` of them (RFC 3465 §2.2 L), then congestion avoidance at `ai/cwnd` per
+/// packet left, so a window of packets adds `ai` (RFC 5681 §3.1 with `ai` = 1; Linux
+/// `tcp_slow_start` then `tcp_cong_avoid_ai`). The window-based stacks that grow as Reno
+/// (DCTCP, RFC 8257 §3.4; Prague, which scales `ai`) share it.
+pub fn reno_growth(cwnd: f64, ssthresh: f64, acked: f64, abc_limit: f64, ai: f64) -> f64 {
+    let (cwnd, left) = if cwnd < ssthresh {
+        slow_start(cwnd, ssthresh, acked.min(abc_limit))
+    } else {
+        (cwnd, acked)
+    };
+    cwnd + left * ai / cwnd
+}
+
 /// The smallest window any algorithm reduces to after a congestion event (RFC 5681 §3.1:
 /// ssthresh = max(FlightSize/2, 2·SMSS)).
 pub const MIN_SSTHRESH_PKTS: f64 = 2.0;
@@ -83,6 +97,16 @@ mod tests {
             "{wrong_type}"
         );
         assert_eq!(parse(serde_json::json!({"beta": 0.8})).unwrap().beta, 0.8);
+    }
+
+    #[test]
+    fn reno_growth_caps_slow_start_per_ack_and_spends_the_rest_in_avoidance() {
+        // Slow start: 5 packets on one ACK add L = 2 (RFC 3465 §2.2); the excess is not credited.
+        assert_eq!(reno_growth(10.0, f64::INFINITY, 5.0, 2.0, 1.0), 12.0);
+        // Crossing ssthresh: one packet reaches it, the other adds 1/cwnd.
+        assert_eq!(reno_growth(9.0, 10.0, 2.0, 2.0, 1.0), 10.1);
+        // Avoidance: `ai`/cwnd per packet.
+        assert_eq!(reno_growth(20.0, 10.0, 4.0, 2.0, 0.5), 20.1);
     }
 
     #[test]
