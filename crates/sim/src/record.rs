@@ -31,6 +31,11 @@ pub const FLOW_COLUMNS: [&str; 9] = [
 /// The names of the link columns, in the order [`LinkColumns::into_named`] gives them.
 pub const LINK_COLUMNS: [&str; 5] = ["t_s", "link", "queue_pkts", "drops", "tx_bytes"];
 
+/// The simulator's own columns after the contract's: CE-marked packets received by each flow
+/// and marked by each link, cumulative (the other backends have no such counters).
+pub const CE_MARKS_COLUMN: &str = "ce_marks";
+pub const MARKS_COLUMN: &str = "marks";
+
 /// One column of a time series, in its own number type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {
@@ -50,6 +55,7 @@ pub struct FlowColumns {
     pub delivered_bytes: Vec<u64>,
     pub retransmits: Vec<u64>,
     pub pacing_rate_bps: Vec<f64>,
+    pub ce_marks: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,6 +65,7 @@ pub struct LinkColumns {
     pub queue_pkts: Vec<f64>,
     pub drops: Vec<u64>,
     pub tx_bytes: Vec<u64>,
+    pub marks: Vec<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -116,6 +123,7 @@ impl Recorder {
             c.delivered_bytes.push(f.delivered_bytes());
             c.retransmits.push(s.stats.retransmits);
             c.pacing_rate_bps.push(s.pacing_rate_bps_now());
+            c.ce_marks.push(f.receiver.ecn.ce_received);
         }
         for (row, &i) in self.recorded_links.iter().enumerate() {
             let l = &mut links[i];
@@ -125,14 +133,16 @@ impl Recorder {
             c.queue_pkts.push(l.backlog_pkts(now_ns) as f64);
             c.drops.push(l.drops());
             c.tx_bytes.push(l.tx_bytes(now_ns));
+            c.marks.push(l.counters.aqm_marks);
         }
         Ok(())
     }
 }
 
 impl FlowColumns {
-    /// The columns with their names, in the order of [`FLOW_COLUMNS`].
+    /// The columns with their names, in the order of [`FLOW_COLUMNS`], then the simulator's own.
     pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
+        let own = [(CE_MARKS_COLUMN, Column::U64(self.ce_marks))];
         let columns = [
             Column::F64(self.t_s),
             Column::U32(self.flow),
@@ -144,7 +154,7 @@ impl FlowColumns {
             Column::U64(self.retransmits),
             Column::F64(self.pacing_rate_bps),
         ];
-        FLOW_COLUMNS.into_iter().zip(columns)
+        FLOW_COLUMNS.into_iter().zip(columns).chain(own)
     }
 
     fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
@@ -156,13 +166,15 @@ impl FlowColumns {
         self.inflight_pkts.try_reserve(n)?;
         self.delivered_bytes.try_reserve(n)?;
         self.retransmits.try_reserve(n)?;
-        self.pacing_rate_bps.try_reserve(n)
+        self.pacing_rate_bps.try_reserve(n)?;
+        self.ce_marks.try_reserve(n)
     }
 }
 
 impl LinkColumns {
-    /// The columns with their names, in the order of [`LINK_COLUMNS`].
+    /// The columns with their names, in the order of [`LINK_COLUMNS`], then the simulator's own.
     pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
+        let own = [(MARKS_COLUMN, Column::U64(self.marks))];
         let columns = [
             Column::F64(self.t_s),
             Column::U32(self.link),
@@ -170,7 +182,7 @@ impl LinkColumns {
             Column::U64(self.drops),
             Column::U64(self.tx_bytes),
         ];
-        LINK_COLUMNS.into_iter().zip(columns)
+        LINK_COLUMNS.into_iter().zip(columns).chain(own)
     }
 
     fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
@@ -178,6 +190,7 @@ impl LinkColumns {
         self.link.try_reserve(n)?;
         self.queue_pkts.try_reserve(n)?;
         self.drops.try_reserve(n)?;
-        self.tx_bytes.try_reserve(n)
+        self.tx_bytes.try_reserve(n)?;
+        self.marks.try_reserve(n)
     }
 }

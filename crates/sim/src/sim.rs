@@ -321,11 +321,11 @@ impl Simulation {
             None => match pkt.kind {
                 Kind::Data => self.deliver_data(pkt),
                 Kind::Ack => self.deliver_ack(pkt),
-                Kind::Udp => {
-                    let stats = &mut self.sources[pkt.flow as usize].stats;
-                    stats.packets_delivered += 1;
-                    stats.bytes_delivered += u64::from(pkt.size_bytes);
-                }
+                Kind::Udp => self.sources[pkt.flow as usize].on_delivered(
+                    self.now_ns,
+                    pkt.seq,
+                    pkt.size_bytes,
+                ),
             },
         }
     }

@@ -73,6 +73,10 @@ pub struct SourceSummary {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub goodput_mbps: f64,
+    /// CBR: the delivered datagrams' mean and largest one-way delay (propagation, serialisation
+    /// and queueing); null for on/off sources.
+    pub mean_delay_ms: Option<f64>,
+    pub max_delay_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -174,6 +178,8 @@ pub fn source_summary(id: usize, s: &Source, end_ns: u64) -> SourceSummary {
         packets_delivered: s.stats.packets_delivered,
         packets_dropped: s.stats.packets_dropped,
         goodput_mbps: s.goodput_mbps(s.active_ns(end_ns)),
+        mean_delay_ms: s.delays_s().map(|(mean, _)| mean * 1e3),
+        max_delay_ms: s.delays_s().map(|(_, max)| max * 1e3),
     }
 }
 

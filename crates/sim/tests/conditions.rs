@@ -121,6 +121,8 @@ fn red_keeps_the_mean_queue_between_its_thresholds() {
         max_p: 0.01,
         weight: 0.002,
         gentle: true,
+        ecn: false,
+        harddrop: false,
     };
     let out = run_checked(&s);
     let b = &out.summary.bottleneck;
@@ -140,6 +142,8 @@ fn codel_holds_the_standing_delay_near_its_target() {
     s.links[0].aqm = AqmSpec::Codel {
         target_ns: 5 * MS,
         interval_ns: 100 * MS,
+        ecn: false,
+        ce_threshold_ns: None,
     };
     let out = run_checked(&s);
     let b = &out.summary.bottleneck;

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check;
-use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
+use super::common::{default_params, may_grow, parse_params, reno_growth, MIN_SSTHRESH_PKTS};
 use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
 
@@ -83,19 +83,14 @@ impl CongestionControl for Aimd {
         if !may_grow(ack) || ack.acked == 0 {
             return;
         }
-        let mut credit = self.credit(ack.acked);
-        if self.cwnd < self.ssthresh {
-            let ss_credit = if self.params.abc {
-                credit.min(self.params.abc_limit)
-            } else {
-                credit
-            };
-            let (cwnd, left) = slow_start(self.cwnd, self.ssthresh, ss_credit);
-            self.cwnd = cwnd;
-            credit = left;
-        }
         // A window's worth of credit adds `a`: +a/cwnd per credit (Reno's RFC 5681 eq. (3) × a).
-        self.cwnd += credit * self.params.a / self.cwnd;
+        let abc_limit = if self.params.abc {
+            self.params.abc_limit
+        } else {
+            f64::INFINITY
+        };
+        let credit = self.credit(ack.acked);
+        self.cwnd = reno_growth(self.cwnd, self.ssthresh, credit, abc_limit, self.params.a);
     }
 
     fn on_congestion(&mut self, _ev: &CongestionEvent, _path: &Path) {

@@ -173,6 +173,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
 mod tests {
     use super::*;
     use crate::cc::testing::{self, cwnds, no_loss, path, Rounds};
+    use crate::cc::Signal;
     use crate::time::NS_PER_MS;
 
     /// One packet acknowledged with an RTT sample of `rtt_ns`.

@@ -12,7 +12,7 @@
 //! product waits in the queue and stretches the RTT in proportion (`rtt = base · W / BDP`),
 //! which is what delay-based start-up and BBR need to see.
 
-use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path, RateSample};
+use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path, RateSample, Signal};
 
 pub const MSS_BYTES: u32 = 1448;
 
@@ -137,6 +137,7 @@ impl Rounds {
                 now_ns: self.now_ns,
                 acked,
                 lost: u32::from(detects_loss),
+                ce_pkts: 0,
                 rtt_ns: Some(rtt_ns),
                 prior_in_flight: sent,
                 in_flight: sent,
@@ -235,6 +236,7 @@ pub fn ack(acked: u32) -> Ack {
         now_ns: 0,
         acked,
         lost: 0,
+        ce_pkts: 0,
         rtt_ns: None,
         prior_in_flight: 0,
         in_flight: 0,

@@ -17,6 +17,9 @@ pub struct SourceStats {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub bytes_delivered: u64,
+    /// CBR: the sum and the largest of the delivered datagrams' one-way delays.
+    pub delay_sum_ns: u128,
+    pub delay_max_ns: u64,
 }
 
 /// Pareto on/off periods; `on_until_ns` ends the current on period.
@@ -131,6 +134,29 @@ impl Source {
         (Some(pkt), Some(next_ns))
     }
 
+    /// Datagram `seq` reached its destination at `now_ns`. A CBR source sends on a fixed
+    /// schedule, so the number says when the datagram left, and its delay is known without a
+    /// stamp; an on/off source's is not.
+    pub fn on_delivered(&mut self, now_ns: u64, seq: u64, size_bytes: u32) {
+        let s = &mut self.stats;
+        s.packets_delivered += 1;
+        s.bytes_delivered += u64::from(size_bytes);
+        if self.onoff.is_none() {
+            let delay_ns = now_ns - (self.start_ns + seq * self.gap_ns);
+            s.delay_sum_ns += u128::from(delay_ns);
+            s.delay_max_ns = s.delay_max_ns.max(delay_ns);
+        }
+    }
+
+    /// The mean and largest one-way delay of the delivered datagrams (CBR only), seconds.
+    pub fn delays_s(&self) -> Option<(f64, f64)> {
+        let s = &self.stats;
+        (self.onoff.is_none() && s.packets_delivered > 0).then(|| {
+            let mean_ns = s.delay_sum_ns as f64 / s.packets_delivered as f64;
+            (mean_ns / 1e9, s.delay_max_ns as f64 / 1e9)
+        })
+    }
+
     /// How long the source was started within a run that ended at `end_ns`.
     pub fn active_ns(&self, end_ns: u64) -> u64 {
         let stop_ns = self.stop_ns.unwrap_or(end_ns).min(end_ns);
@@ -159,6 +185,26 @@ mod tests {
             mean_off_ns: 300_000_000,
         };
         Source::new(0, &spec, 7)
+    }
+
+    #[test]
+    fn a_cbr_datagram_delay_is_read_from_its_number() {
+        // 12 Mb/s of 1500-byte datagrams from 5 ms: datagram n leaves at 5 + n ms.
+        let spec = SourceSpec::Cbr {
+            route: vec![],
+            reverse: false,
+            rate_bps: 12_000_000,
+            packet_bytes: 1500,
+            start_ns: 5_000_000,
+            stop_ns: None,
+        };
+        let mut s = Source::new(0, &spec, 1);
+        s.on_delivered(7_000_000, 0, 1500); // 2 ms
+        s.on_delivered(10_000_000, 1, 1500); // 4 ms
+        assert_eq!(s.delays_s(), Some((0.003, 0.004)));
+        let mut o = onoff(1.5);
+        o.on_delivered(1_000_000, 0, 1500);
+        assert_eq!(o.delays_s(), None);
     }
 
     #[test]

@@ -169,6 +169,7 @@ mod tests {
             now_ns,
             acked: 1,
             lost: 0,
+            ce_pkts: 0,
             rtt_ns: None,
             prior_in_flight: in_flight,
             in_flight,
@@ -238,6 +239,7 @@ mod tests {
         assert!(cycle.phase_done(&ack(50 * MS, 125), 40 * MS, inflight_for));
         let loss = Ack {
             lost: 1,
+            ce_pkts: 0,
             ..ack(50 * MS, 110)
         };
         assert!(cycle.phase_done(&loss, 40 * MS, inflight_for));

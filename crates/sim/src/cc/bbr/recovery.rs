@@ -99,6 +99,7 @@ mod tests {
             now_ns: 0,
             acked,
             lost,
+            ce_pkts: 0,
             rtt_ns: None,
             prior_in_flight: in_flight + acked,
             in_flight,

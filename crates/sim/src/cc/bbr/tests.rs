@@ -2,7 +2,7 @@
 
 use super::modes::{DRAIN_GAIN, PROBE_BW_GAINS};
 use super::*;
-use crate::cc::CaState;
+use crate::cc::{CaState, Signal};
 
 const MS: u64 = NS_PER_MS;
 const RTT_NS: u64 = 40 * MS;
@@ -64,6 +64,7 @@ impl Flow {
             now_ns: self.now_ns + after_ns,
             acked: 1,
             lost: 0,
+            ce_pkts: 0,
             rtt_ns: Some(RTT_NS),
             prior_in_flight: 100,
             in_flight: 100,
@@ -364,6 +365,7 @@ fn recovery_conserves_packets_for_a_round_then_restores_the_window() {
     };
     f.send(Ack {
         lost: 3,
+        ce_pkts: 0,
         ..recovering(&f, 1, 300)
     });
     assert_eq!(
@@ -505,6 +507,7 @@ fn with_long_term_bw_off_a_policer_is_never_found() {
         f.send(Ack {
             acked: 80,
             lost: 30,
+            ce_pkts: 0,
             round_start: true,
             rate: Some(rate(20)),
             ..f.ack(RTT_NS)

@@ -11,8 +11,10 @@ use super::*;
 use crate::cc::reno::{self, RenoParams};
 use crate::cc::Init;
 use crate::packet::SackBlock;
+use crate::tcp::ecn::EcnMode;
 use crate::tcp::host::WindowReduction;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
+use tcpeval_netem::Ecn;
 
 const MSS: u32 = 1000;
 const INITIAL_WINDOW: f64 = 10.0;
@@ -59,6 +61,7 @@ impl Harness {
             pacing_rate_bps: None,
             recovery,
             tso: false,
+            ecn: EcnSender::new(EcnMode::Off, false),
         };
         let init = Init {
             mss_bytes: MSS,
@@ -147,6 +150,46 @@ impl Harness {
     fn events(&self) -> u64 {
         self.sender.stats.congestion_events
     }
+
+    /// A cumulative ACK of `cum_ack` with ECE set, at `now_ns`; the packets it released.
+    fn ece_ack(&mut self, now_ns: u64, cum_ack: u64) -> Vec<Packet> {
+        let mut ack = Packet::ack(0, cum_ack, 52);
+        ack.timestamp = tsval(now_ns);
+        ack.ece = true;
+        let mut out = Vec::new();
+        let wakeups = self.sender.on_ack(now_ns, &ack, &mut out);
+        self.rto_wakes.extend(wakeups.rto_ns);
+        out
+    }
+}
+
+#[test]
+fn an_ecn_echo_reduces_once_per_window_and_the_next_new_segment_carries_cwr() {
+    // RFC 3168 §6.1.2: the sender halves (as for a loss, with nothing to retransmit) at most
+    // once per window of data, and sets CWR on the first new segment it sends after.
+    let mut h = Harness::start_on(true, Recovery::LINUX);
+    h.sender.cfg.ecn = EcnSender::new(EcnMode::Classic, false);
+    let cwnd = h.sender.cwnd_pkts();
+    let out = h.ece_ack(100 * MS, 2);
+    assert_eq!(h.sender.ca_state(), CaState::Cwr);
+    assert_eq!((h.events(), h.sender.stats.ecn_reductions), (1, 1));
+    assert_eq!(h.sender.ssthresh_pkts(), (cwnd + 2.0) / 2.0);
+    let cwr: Vec<bool> = out.iter().map(|p| p.cwr).collect();
+    assert!(
+        cwr.is_empty() || (cwr[0] && !cwr[1..].contains(&true)),
+        "{cwr:?}"
+    );
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect0), "new data is ECT(0)");
+    // More echoes from the same window: no second reduction, no retransmission.
+    let recovery_point = h.sender.recovery_point;
+    h.ece_ack(110 * MS, 5);
+    h.ece_ack(120 * MS, recovery_point - 1);
+    assert_eq!((h.events(), h.sender.stats.retransmits), (1, 0));
+    // The window acknowledged: back to Open; the next echo is a new window's signal.
+    h.ack(200 * MS, recovery_point, &[]);
+    assert_eq!(h.sender.ca_state(), CaState::Open);
+    h.ece_ack(210 * MS, recovery_point + 1);
+    assert_eq!((h.events(), h.sender.stats.ecn_reductions), (2, 2));
 }
 
 #[test]
