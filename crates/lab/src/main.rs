@@ -16,7 +16,6 @@ mod config;
 mod delay;
 mod error;
 mod frame;
-mod hist;
 mod link;
 mod pool;
 mod relay;

@@ -14,12 +14,12 @@ use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
 use crate::frame::{EndpointTable, Received};
-use crate::hist::Histogram;
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
 use crate::samples::{Row, Samples};
 use crate::stats::{Report, Stop};
 use crate::sys::{self, RxBatch, TxBatch, BATCH};
+use tcpeval_netem::hist::Histogram;
 
 /// Tries of a send the kernel refuses for lack of room (EAGAIN, ENOBUFS) before the frame is
 /// counted as a `tx_error`; each try is a system call, about a microsecond.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::backlog::{Backlogged, BackloggedMeter};
 use crate::config::Endpoint;
-use crate::hist::{Histogram, Summary};
+use tcpeval_netem::hist::{Histogram, Summary};
 
 /// Per-direction counters. Every frame that arrives is either sent or counted in exactly one
 /// drop counter (or still queued at the end).

@@ -6,6 +6,7 @@
 //! implementation, judged in both worlds.
 
 pub mod ecn;
+pub mod hist;
 pub mod loss;
 pub mod policer;
 pub mod queue;

@@ -2,6 +2,7 @@
 //! and the simulator's own counters. Serialised to JSON for the front end.
 
 use serde::Serialize;
+use tcpeval_netem::hist::Histogram;
 
 use crate::flow::Flow;
 use crate::net::link::Link;
@@ -63,6 +64,10 @@ pub struct LinkSummary {
     /// The buffer in packets (a byte limit in packets of the largest flow's size).
     pub capacity_pkts: u64,
     pub tx_bytes: u64,
+    /// The sojourn of the packets sent from each of the discipline's queues, where it keeps
+    /// them (DualPI2's L and C queues); absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sojourns: Vec<QueueSojourn>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -145,6 +150,30 @@ pub fn flow_summary(id: usize, f: &Flow, end_ns: u64) -> FlowSummary {
     }
 }
 
+/// How long the packets sent from one queue of a link waited.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueSojourn {
+    pub queue: &'static str,
+    pub packets: u64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+}
+
+fn queue_sojourn((queue, h): (&'static str, &Histogram)) -> QueueSojourn {
+    let ms = |ns: Option<u64>| ns.map(|ns| ns as f64 / 1e6);
+    let s = h.summary();
+    QueueSojourn {
+        queue,
+        packets: h.count(),
+        mean_ms: h.mean().map(|ns| ns / 1e6),
+        p50_ms: ms(s.p50),
+        p99_ms: ms(s.p99),
+        max_ms: ms(s.max),
+    }
+}
+
 pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> LinkSummary {
     let tx_bytes = link.tx_bytes(end_ns);
     let rate = link.rate_bps.expect("summaries are for links with a rate");
@@ -167,6 +196,7 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
         mean_queue_pkts: c.backlog_ns as f64 / end_ns as f64,
         capacity_pkts,
         tx_bytes,
+        sojourns: link.sojourns().map(queue_sojourn).collect(),
     }
 }
 

@@ -28,6 +28,7 @@ use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{Cause, Dequeued, Discard, Verdict};
+use crate::hist::Histogram;
 use crate::Frame;
 
 const NS_PER_MS: u64 = 1_000_000;
@@ -108,6 +109,10 @@ pub struct DualPi2<P> {
     /// The latest time a caller gave: time never runs backwards here.
     now_ns: u64,
     rng: Xoshiro256PlusPlus,
+    /// The sojourn of every packet sent from each queue: RFC 9332's goals are stated in them
+    /// (§1: L4S queueing delay below a millisecond; C at the PI2 target).
+    sojourn_l: Histogram,
+    sojourn_c: Histogram,
 }
 
 impl<P: Frame> DualPi2<P> {
@@ -123,7 +128,14 @@ impl<P: Frame> DualPi2<P> {
             next_update_ns: None,
             now_ns: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            sojourn_l: Histogram::new(),
+            sojourn_c: Histogram::new(),
         }
+    }
+
+    /// The sojourns of the packets sent from the L queue and from the C queue.
+    pub fn sojourns(&self) -> [(&'static str, &Histogram); 2] {
+        [("l", &self.sojourn_l), ("c", &self.sojourn_c)]
     }
 
     pub fn params(&self) -> &DualPi2Params {
@@ -202,6 +214,12 @@ impl<P: Frame> DualPi2<P> {
                     cause: Cause::Aqm,
                 }),
                 Verdict::Mark | Verdict::Pass => {
+                    let sojourns = if from_l4s {
+                        &mut self.sojourn_l
+                    } else {
+                        &mut self.sojourn_c
+                    };
+                    sojourns.record(now.saturating_sub(arrival_ns));
                     let marked = verdict == Verdict::Mark;
                     if marked {
                         pkt.mark_ce();

@@ -182,6 +182,14 @@ impl<P: crate::Frame> Scheduled<P> {
         }
     }
 
+    /// The sojourn distributions the discipline keeps, by queue (DualPI2's L and C).
+    pub fn sojourns(&self) -> Vec<(&'static str, &crate::hist::Histogram)> {
+        match self {
+            Scheduled::DualPi2(q) => q.sojourns().to_vec(),
+            Scheduled::Codel(_) | Scheduled::FqCodel(_) => Vec::new(),
+        }
+    }
+
     /// The packets waiting, in no particular order.
     pub fn packets(&self) -> Box<dyn Iterator<Item = &P> + '_> {
         match self {

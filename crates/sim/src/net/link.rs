@@ -20,6 +20,7 @@ use crate::net::policer::Policer;
 use crate::net::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
 use crate::packet::Packet;
 use crate::time::tx_time_ns;
+use tcpeval_netem::hist::Histogram;
 use tcpeval_netem::Frame;
 
 /// Why a packet did not make it onto the link.
@@ -174,6 +175,15 @@ impl Link {
 
     pub fn aqm(&self) -> &Aqm<Packet> {
         &self.aqm
+    }
+
+    /// The sojourn distributions the discipline keeps, by queue.
+    pub fn sojourns(&self) -> impl Iterator<Item = (&'static str, &Histogram)> {
+        let kept = match &self.aqm {
+            Aqm::Scheduled(q) => q.sojourns(),
+            Aqm::Arrival(_) => Vec::new(),
+        };
+        kept.into_iter()
     }
 
     /// The hard queue limit; `None` for a delay line.

@@ -538,12 +538,16 @@ impl Sender {
     }
 
     fn update_ca_state(&mut self, now_ns: u64, prior_in_flight: u64) {
-        let recovered = self.board.snd_una() >= self.recovery_point;
-        let reducing = matches!(
-            self.ca_state,
-            CaState::Recovery | CaState::Loss | CaState::Cwr
-        );
-        if reducing && recovered {
+        let snd_una = self.board.snd_una();
+        // CWR is held until something above the recovery point is acknowledged: the segment
+        // that carried CWR to the receiver starts there, and an ACK sent before it arrived
+        // still echoes the old marks (Linux `tcp_fastretrans_alert`, `TCP_CA_CWR`).
+        let recovered = match self.ca_state {
+            CaState::Recovery | CaState::Loss => snd_una >= self.recovery_point,
+            CaState::Cwr => snd_una > self.recovery_point,
+            CaState::Open | CaState::Disorder => false,
+        };
+        if recovered {
             self.ca_state = CaState::Open;
             if !self.cfg.sack {
                 self.board.reset_dupacks();

@@ -1,5 +1,6 @@
 //! A fixed-size log-linear histogram of nanosecond values: percentiles with no per-packet
-//! storage and no allocation after construction.
+//! storage and no allocation after construction. The lab's emulator keeps its lateness and
+//! added delays in it, DualPI2 the sojourn of each queue.
 //!
 //! Below 2^20 ns (1.05 ms) buckets are 1024 ns wide (~1 µs resolution, where lateness lives);
 //! above, each power of two is split into 128 buckets, a relative width under 0.8%. Values up
@@ -19,6 +20,7 @@ const BUCKETS: usize = LINEAR_BUCKETS + ((MAX_LOG2 - LINEAR_LIMIT_LOG2) << SUB_B
 pub struct Histogram {
     counts: Vec<u64>,
     count: u64,
+    sum: u128,
     min: u64,
     max: u64,
 }
@@ -45,6 +47,7 @@ impl Histogram {
         Self {
             counts: vec![0; BUCKETS],
             count: 0,
+            sum: 0,
             min: u64::MAX,
             max: 0,
         }
@@ -53,8 +56,19 @@ impl Histogram {
     pub fn record(&mut self, value_ns: u64) {
         self.counts[bucket(value_ns)] += 1;
         self.count += 1;
+        self.sum += u128::from(value_ns);
         self.min = self.min.min(value_ns);
         self.max = self.max.max(value_ns);
+    }
+
+    /// Values recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The exact mean, `None` when empty.
+    pub fn mean(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum as f64 / self.count as f64)
     }
 
     /// The value at quantile `q` in [0, 1] (nearest rank), `None` when empty.
@@ -176,6 +190,7 @@ mod tests {
         let mut h = Histogram::new();
         assert_eq!(h.summary().p50, None);
         h.record(30_000_123);
+        assert_eq!(h.mean(), Some(30_000_123.0));
         let s = h.summary();
         assert_eq!(
             (s.min, s.p50, s.p99, s.max),
