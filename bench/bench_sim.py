@@ -1,11 +1,11 @@
 """Simulator speed on the reference dumbbell: 1 Gb/s, 100 ms, queue = 1 BDP, 30 s.
 
-    python bench/bench_sim.py [--cc reno cubic bbr] [--repeat 5] [--host linux]
-        [--no-sack-compression]
+    python bench/bench_sim.py [--cc reno cubic bbr] [--aqm droptail fq_codel dualpi2]
+        [--repeat 5] [--host linux] [--no-sack-compression]
 
-Prints, for one flow and for ten of each algorithm: packets delivered, events, wall seconds
-(timed inside the core, so Python start-up is not counted) and the rates per wall-second, and
-each algorithm's 10-flow rate as a share of the first one's. Each case is the fastest of
+Prints, for one flow and for ten of each algorithm through each queue: packets delivered,
+events, wall seconds (timed inside the core, so Python start-up is not counted) and the rates
+per wall-second, and each 10-flow rate as a share of the first case's. Each case is the fastest of
 `--repeat` runs of the same deterministic scenario, and the repeats go round all the cases in
 turn: on a shared machine the same run can take twice as long for a few seconds, and taking
 turns keeps such a spell from landing on one algorithm only. A benchmark prints numbers for
@@ -23,33 +23,39 @@ from tcpeval import simulate
 from tcpeval.scenario import cc_algorithms
 from tcpeval.scenario.hosts import PROFILES
 
+AQMS = ["droptail", "red", "codel", "pie", "fq_codel", "dualpi2"]
 
-def dumbbell(cc: str, flows: int, host: str, sack_compression: bool) -> dict[str, Any]:
+Case = tuple[str, int, str]
+"""An algorithm, a number of flows and the bottleneck's queue discipline."""
+
+
+def dumbbell(case: Case, host: str, sack_compression: bool) -> dict[str, Any]:
+    cc, flows, aqm = case
     flow = {"cc": cc, "rtt": "100ms", "count": flows, "host": host}
     return {
-        "name": f"bench-{flows}x{cc}",
+        "name": f"bench-{flows}x{cc}-{aqm}",
         "duration": "30s",
         "sample_interval": "1s",
-        "bottleneck": {"rate": "1Gbps", "queue": "100%bdp"},
+        "bottleneck": {"rate": "1Gbps", "queue": "100%bdp", "aqm": aqm},
         "flow": [flow if sack_compression else flow | {"sack_compression": False}],
     }
 
 
-ROW = "{:<14}{:>16}{:>14}{:>9}{:>14}{:>14}"
+ROW = "{:<24}{:>16}{:>14}{:>9}{:>14}{:>14}"
 
 
 def fastest_runs(
-    cases: list[tuple[str, int]], repeat: int, host: str, sack_compression: bool
-) -> dict[tuple[str, int], dict[str, Any]]:
+    cases: list[Case], repeat: int, host: str, sack_compression: bool
+) -> dict[Case, dict[str, Any]]:
     """The fastest run of each case, the repeats taking turns across the cases."""
-    fastest: dict[tuple[str, int], dict[str, Any]] = {}
+    fastest: dict[Case, dict[str, Any]] = {}
     for _ in range(repeat):
-        for cc, flows in cases:
-            backend = simulate(dumbbell(cc, flows, host, sack_compression)).summary["backend"]
+        for case in cases:
+            backend = simulate(dumbbell(case, host, sack_compression)).summary["backend"]
             sim = backend["details"] | {"wall_seconds": backend["wall_seconds"]}
-            best = fastest.get((cc, flows))
+            best = fastest.get(case)
             if best is None or sim["wall_seconds"] < best["wall_seconds"]:
-                fastest[(cc, flows)] = sim
+                fastest[case] = sim
     return fastest
 
 
@@ -59,6 +65,9 @@ def main() -> None:
     parser.add_argument(
         "--cc", nargs="+", default=["reno"], choices=names, help="default: reno", metavar="CC"
     )
+    parser.add_argument(
+        "--aqm", nargs="+", default=["droptail"], choices=AQMS, help="default: droptail"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="runs per case; default: 5")
     parser.add_argument("--host", default="linux", choices=list(PROFILES), help="default: linux")
     parser.add_argument(
@@ -67,14 +76,14 @@ def main() -> None:
         help="receivers ACK every segment while a hole is open (Linux before 4.18)",
     )
     args = parser.parse_args()
-    cases = [(cc, flows) for cc in args.cc for flows in (1, 10)]
+    cases = [(cc, flows, aqm) for aqm in args.aqm for cc in args.cc for flows in (1, 10)]
     fastest = fastest_runs(cases, args.repeat, args.host, not args.no_sack_compression)
     print(ROW.format("case", "delivered pkts", "events", "wall s", "pkts/wall-s", "events/wall-s"))
-    for (cc, flows), sim in fastest.items():
+    for (cc, flows, aqm), sim in fastest.items():
         delivered, events, wall_s = sim["packets_delivered"], sim["events"], sim["wall_seconds"]
         print(
             ROW.format(
-                f"{flows} x {cc}",
+                f"{flows} x {cc}, {aqm}",
                 f"{delivered:,}",
                 f"{events:,}",
                 f"{wall_s:.2f}",
@@ -83,14 +92,15 @@ def main() -> None:
             )
         )
     ten_flow_rates = {
-        cc: sim["packets_delivered"] / sim["wall_seconds"]
-        for (cc, flows), sim in fastest.items()
+        f"10 x {cc}, {aqm}": sim["packets_delivered"] / sim["wall_seconds"]
+        for (cc, flows, aqm), sim in fastest.items()
         if flows == 10
     }
-    reference = args.cc[0]
-    for cc, rate in list(ten_flow_rates.items())[1:]:
-        share = rate / ten_flow_rates[reference]
-        print(f"10 x {cc}: {share:.0%} of {reference}'s delivered packets per wall-second")
+    (reference, reference_rate), *others = ten_flow_rates.items()
+    for case, rate in others:
+        print(
+            f"{case}: {rate / reference_rate:.0%} of {reference}'s delivered packets per wall-second"
+        )
 
 
 if __name__ == "__main__":

@@ -291,11 +291,13 @@ impl Link {
         if self.on_tx.is_some() {
             return Offer::Accepted;
         }
-        // An idle transmitter takes the packet at once; its sojourn is zero, so it is kept.
-        let n_discarded = self.discarded.len();
-        let end_ns = self.start_tx(now_ns, rate_bps);
-        debug_assert_eq!(self.discarded.len(), n_discarded);
-        Offer::AcceptedStartsTx(end_ns.expect("a packet was just queued"))
+        // An idle transmitter takes the packet at once. A discipline may still discard it on
+        // the way out (DualPI2 drops classic packets with p_C whatever their sojourn); then
+        // `pop_discarded` hands it out and nothing is to be scheduled.
+        match self.start_tx(now_ns, rate_bps) {
+            Some(end_ns) => Offer::AcceptedStartsTx(end_ns),
+            None => Offer::Accepted,
+        }
     }
 
     /// Count an arrival the scheduled discipline refused.
@@ -452,7 +454,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::queue::{ArrivalAqm, CodelParams, RedParams};
+    use crate::net::queue::{ArrivalAqm, CodelParams, DualPi2Params, RedParams};
     use crate::packet::Kind;
 
     fn link(limit_pkts: u64) -> Link {
@@ -646,6 +648,9 @@ mod tests {
                     Offer::Accepted => {}
                     other => panic!("{other:?}"),
                 }
+                while let Some(p) = l.pop_discarded() {
+                    run.data_drops += u64::from(p.kind == Kind::Data);
+                }
                 next += 1;
             }
         }
@@ -681,6 +686,46 @@ mod tests {
         let drop_share = run.data_drops as f64 / n as f64;
         assert!((0.045..0.048).contains(&drop_share), "{drop_share}");
         assert_eq!(l.tx_bytes(u64::MAX / 2), 1500 * run.delivered.len() as u64);
+    }
+
+    #[test]
+    fn a_scheduled_discipline_may_discard_what_an_idle_transmitter_takes() {
+        // DualPI2 drops classic packets with p_C = p'² whatever their sojourn, so a packet
+        // arriving at an idle link can be dropped on its way to the transmitter: 5 s of
+        // unresponsive overload raise p', then sparse arrivals find the link idle while p'
+        // decays. Every packet is delivered or dropped, none twice.
+        let aqm = Aqm::dualpi2(DualPi2Params::default(), 3);
+        let mut l = Link::bottleneck(
+            "d",
+            RATE_BPS,
+            DELAY_NS,
+            Limit::Packets(10_000),
+            aqm,
+            LossModel::none(),
+        );
+        let gap_ns = 1_200_000 * 100 / 120;
+        let overload = (0..5_000 * MS / gap_ns).map(|i| i * gap_ns);
+        let sparse = (0..1_000).map(|i| 5_000 * MS + i * 10 * MS);
+        let arrivals: Vec<u64> = overload.chain(sparse).collect();
+        let run = drive(&mut l, &arrivals);
+        let sparse_delivered = run
+            .delivered
+            .iter()
+            .filter(|&&(a, _)| a >= 5_000 * MS)
+            .count();
+        let sparse_drops = 1_000 - sparse_delivered;
+        assert_eq!(
+            run.delivered.len() as u64 + run.data_drops,
+            arrivals.len() as u64
+        );
+        assert_eq!(
+            l.counters.aqm_drops + l.counters.queue_drops,
+            run.data_drops
+        );
+        assert!(
+            sparse_drops > 0,
+            "no drops of packets that found the link idle"
+        );
     }
 
     #[test]
