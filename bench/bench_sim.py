@@ -98,9 +98,8 @@ def main() -> None:
     }
     (reference, reference_rate), *others = ten_flow_rates.items()
     for case, rate in others:
-        print(
-            f"{case}: {rate / reference_rate:.0%} of {reference}'s delivered packets per wall-second"
-        )
+        share = rate / reference_rate
+        print(f"{case}: {share:.0%} of {reference}'s delivered packets per wall-second")
 
 
 if __name__ == "__main__":
