@@ -114,7 +114,7 @@ BAD_INPUTS = [
     ),
     ("unknown cc", None, ["--set", "flow.0.cc=renoo"], ["flow[0].cc", "'renoo'", "reno"]),
     ("unknown override", None, ["--set", "flow.3.rtt=42ms"], ["--set", "'flow.3.rtt=42ms'"]),
-    ("bad aqm", None, ["--set", "bottleneck.aqm=pie"], ["bottleneck.aqm", "'pie'", "droptail"]),
+    ("bad aqm", None, ["--set", "bottleneck.aqm=sfq"], ["bottleneck.aqm", "'sfq'", "droptail"]),
     ("unknown link", None, ["--set", 'flow.0.route=["wan"]'], ["flow[0].route[0]", "'wan'"]),
     ("rtt < delays", None, ["--set", "bottleneck.delay=50ms"], ["flow[0].rtt", "'20ms'"]),
     ("pcap link", None, ["--set", "pcap=wan"], ["pcap", "'wan'", "not a link"]),

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use crate::net::loss::LossModel;
 use crate::net::policer::Policer;
-use crate::net::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
+use crate::net::queue::{Aqm, Arrival, ArrivalAqm, Cause, Discard, Limit, Verdict};
 use crate::packet::Packet;
 use crate::time::tx_time_ns;
 use tcpeval_netem::hist::Histogram;
@@ -212,18 +212,7 @@ impl Link {
         }
         self.advance(now_ns);
         let packet_time_ns = self.tx_time_ns(pkt.size_bytes, rate_bps);
-        let Aqm::Arrival(aqm) = &mut self.aqm else {
-            unreachable!("scheduled links returned above")
-        };
-        let arrival = Arrival {
-            now_ns,
-            backlog_pkts: self.queued_pkts,
-            backlog_bytes: self.queued_bytes,
-            busy_until_ns: self.busy_until_ns,
-            packet_time_ns,
-            ecn: pkt.ecn,
-        };
-        let verdict = aqm.on_arrival(&arrival);
+        let verdict = self.arrival_verdict(now_ns, &pkt, packet_time_ns);
         if verdict == Verdict::Drop {
             self.counters.aqm_drops += 1;
             return Offer::Dropped(Drop::Aqm);
@@ -242,6 +231,23 @@ impl Link {
         self.count_queued(pkt);
         self.counters.backlog_ns += u128::from(end_ns - now_ns);
         self.accept_onto_wire(end_ns + self.delay_ns, pkt)
+    }
+
+    /// What the arrival discipline makes of a packet arriving now; drop-tail, the studies' queue
+    /// and most links of a run, decides nothing and is asked nothing.
+    fn arrival_verdict(&mut self, now_ns: u64, pkt: &Packet, packet_time_ns: u64) -> Verdict {
+        match &mut self.aqm {
+            Aqm::Arrival(ArrivalAqm::DropTail) => Verdict::Pass,
+            Aqm::Arrival(aqm) => aqm.on_arrival(&Arrival {
+                now_ns,
+                backlog_pkts: self.queued_pkts,
+                backlog_bytes: self.queued_bytes,
+                busy_until_ns: self.busy_until_ns,
+                packet_time_ns,
+                ecn: pkt.ecn,
+            }),
+            Aqm::Scheduled(_) => unreachable!("scheduled links decide as packets leave"),
+        }
     }
 
     /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size (the
@@ -454,7 +460,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::queue::{ArrivalAqm, CodelParams, DualPi2Params, RedParams};
+    use crate::net::queue::{CodelParams, DualPi2Params, RedParams};
     use crate::packet::Kind;
 
     fn link(limit_pkts: u64) -> Link {

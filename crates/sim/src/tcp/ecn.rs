@@ -158,7 +158,10 @@ pub struct Echo {
 /// The sender's half: the codepoint of its segments and what it reads from the ACKs.
 #[derive(Debug, Clone)]
 pub struct EcnSender {
-    mode: EcnMode,
+    /// The codepoint of new segments and of retransmissions, worked out once: every segment
+    /// reads one.
+    new_codepoint: Ecn,
+    retransmission_codepoint: Ecn,
     feedback: Feedback,
     /// Accurate: the CE count as the sender has reconstructed it (RFC 9768's d.cep).
     cep: u32,
@@ -168,9 +171,15 @@ pub struct EcnSender {
 
 impl EcnSender {
     pub fn new(mode: EcnMode, per_packet_echo: bool) -> Self {
+        let feedback = mode.feedback(per_packet_echo);
         Self {
-            mode,
-            feedback: mode.feedback(per_packet_echo),
+            new_codepoint: mode.codepoint(),
+            retransmission_codepoint: if feedback == Feedback::Classic {
+                Ecn::NotEct
+            } else {
+                mode.codepoint()
+            },
+            feedback,
             cep: CEP_INITIAL,
             cwr_due: false,
         }
@@ -180,10 +189,10 @@ impl EcnSender {
     /// feedback (Linux keeps it for stacks that need ECN, `tcp_ca_needs_ecn`: DCTCP's echo);
     /// L4S senders send every packet ECT(1) (RFC 9331 §4.1).
     pub fn codepoint(&self, retransmission: bool) -> Ecn {
-        if retransmission && self.feedback == Feedback::Classic {
-            Ecn::NotEct
+        if retransmission {
+            self.retransmission_codepoint
         } else {
-            self.mode.codepoint()
+            self.new_codepoint
         }
     }
 
