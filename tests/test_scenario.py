@@ -247,6 +247,8 @@ def test_at_least_the_documented_examples_exist() -> None:
         "parallel-streams",
         "request-response",
         "pcap-capture",
+        "ecn-classic",
+        "l4s-dualpi2",
     } <= names
 
 

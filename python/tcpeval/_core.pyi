@@ -8,6 +8,8 @@ FLOW_COLUMNS: list[str]
 """The flow time-series columns, in order; every backend's `flows` frame carries them."""
 LINK_COLUMNS: list[str]
 """The link time-series columns, in order."""
+HEADER_BYTES: int
+"""IP + TCP header bytes (timestamps on) of every segment: a packet is mss + HEADER_BYTES."""
 
 class ScenarioRejected(ValueError):
     """A resolved scenario the core rejects. `args` is `(list, index, key, value, reason)`:

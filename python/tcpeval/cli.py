@@ -432,14 +432,25 @@ def report(
 
 @cc_app.command("list")
 def cc_list() -> None:
-    """The algorithms the simulator knows, with their parameters and defaults."""
+    """The algorithms the simulator knows: their parameters and defaults, and the congestion
+    signals each answers (`flow.ecn`: the ECN settings it runs with, its default first)."""
     from tcpeval.scenario import cc_algorithms
 
-    table = Table("name", "parameters (defaults)", "source", show_lines=True)
+    table = Table("name", "parameters (defaults)", "signals (flow.ecn)", "source", show_lines=True)
     for algorithm in cc_algorithms():
         params = "\n".join(_parameter(name, value) for name, value in algorithm["params"].items())
-        table.add_row(algorithm["name"], params or "-", algorithm["source"])
+        table.add_row(
+            algorithm["name"], params or "-", _signals(algorithm["ecn"]), algorithm["source"]
+        )
     _wide().print(table)
+
+
+def _signals(ecn_modes: list[str]) -> str:
+    """Loss always; CE marks under the ECN settings the stack runs with."""
+    marks = [mode for mode in ecn_modes if mode != "off"]
+    signals = ["loss", *(f"ECN ({mode})" for mode in marks)]
+    default = f"default: {ecn_modes[0]}"
+    return "\n".join([*signals, default])
 
 
 @app.command("hosts")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 
-HEADER_BYTES = 52
-"""IP + TCP header with timestamps: a packet on the wire is mss + 52 bytes."""
+# IP + TCP header with timestamps: a packet on the wire is mss + HEADER_BYTES. Written once,
+# in the core (crates/sim/src/scenario.rs).
+from tcpeval._core import HEADER_BYTES as HEADER_BYTES
 
 
 def bdp_pkts(rate_bps: float, rtt_s: float, packet_bytes: float) -> float:
