@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from helpers import SMALL_TOML, assert_packets_conserved
 from tcpeval import backends, cli
 from tcpeval.cli import app
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS
 from tcpeval.scenario import cc_algorithms
 from tcpeval.suite_files import suite_names
 
@@ -45,8 +45,10 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
         "summary.json",
         "tcpeval.json",
     ]
-    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == (*FLOW_COLUMNS, "cc")
-    assert tuple(pd.read_parquet(out / "links.parquet").columns) == LINK_COLUMNS
+    flow_columns = (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, "cc")
+    assert tuple(pd.read_parquet(out / "flows.parquet").columns) == flow_columns
+    link_columns = (*LINK_COLUMNS, *SIM_LINK_COLUMNS)
+    assert tuple(pd.read_parquet(out / "links.parquet").columns) == link_columns
     summary = json.loads((out / "summary.json").read_text())
     assert {"scenario", "flows", "bottleneck", "jain_index", "backend"} <= summary.keys()
     flow_keys = {"id", "group", "cc", "rtt_ms", "goodput_mbps", "bytes_delivered"}

@@ -306,7 +306,7 @@ def _without(data: dict[str, Any], table: str, key: str) -> dict[str, Any]:
             "one packet",
         ),
         (lambda d: d["bottleneck"].update(queue="0pkt"), "bottleneck.queue", "0pkt", "at least 1"),
-        (lambda d: d["bottleneck"].update(aqm="pie"), "bottleneck.aqm", "pie", "droptail"),
+        (lambda d: d["bottleneck"].update(aqm="sfq"), "bottleneck.aqm", "sfq", "droptail"),
         (lambda d: d["bottleneck"].update(loss=1.0), "bottleneck.loss", 1.0, "[0, 1)"),
         (lambda d: d["flow"][0].update(cc={"beta": 1}), "flow[0].cc.name", None, "missing"),
         (lambda d: d["flow"][0].update(count=0), "flow[0].count", 0, "greater than or equal"),

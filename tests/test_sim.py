@@ -9,7 +9,13 @@ from helpers import SMALL_TOML, small_scenario
 from tcpeval import Scenario, ScenarioError, simulate
 from tcpeval.metrics import jain_index, recovery_time, utilization
 from tcpeval.models import reno_recovery_time_s
-from tcpeval.result import ALGORITHM_COLUMN, FLOW_COLUMNS, LINK_COLUMNS
+from tcpeval.result import (
+    ALGORITHM_COLUMN,
+    FLOW_COLUMNS,
+    LINK_COLUMNS,
+    SIM_FLOW_COLUMNS,
+    SIM_LINK_COLUMNS,
+)
 from tcpeval.scenario import cc_algorithms, describe, parse_scenario
 
 
@@ -20,8 +26,8 @@ def small_result():
 
 def test_time_series_have_the_contract_columns_and_one_row_per_sample(small_result) -> None:
     flows, links = small_result.flows, small_result.links
-    assert tuple(flows.columns) == (*FLOW_COLUMNS, ALGORITHM_COLUMN)
-    assert tuple(links.columns) == LINK_COLUMNS
+    assert tuple(flows.columns) == (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, ALGORITHM_COLUMN)
+    assert tuple(links.columns) == (*LINK_COLUMNS, *SIM_LINK_COLUMNS)
     samples = np.arange(1, 31) * 0.1  # every 100 ms up to and including 3 s
     for flow in (0, 1):
         assert flows[flows["flow"] == flow]["t_s"].to_numpy() == pytest.approx(samples)

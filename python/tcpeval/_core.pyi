@@ -8,6 +8,10 @@ FLOW_COLUMNS: list[str]
 """The flow time-series columns, in order; every backend's `flows` frame carries them."""
 LINK_COLUMNS: list[str]
 """The link time-series columns, in order."""
+SIM_FLOW_COLUMNS: list[str]
+"""The simulator's own flow columns, after the contract's (its ECN counters)."""
+SIM_LINK_COLUMNS: list[str]
+"""The simulator's own link columns, after the contract's."""
 HEADER_BYTES: int
 """IP + TCP header bytes (timestamps on) of every segment: a packet is mss + HEADER_BYTES."""
 

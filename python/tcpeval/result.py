@@ -33,6 +33,9 @@ from tcpeval.summary import Summary
 # backend may add more.
 FLOW_COLUMNS: tuple[str, ...] = tuple(_core.FLOW_COLUMNS)
 LINK_COLUMNS: tuple[str, ...] = tuple(_core.LINK_COLUMNS)
+SIM_FLOW_COLUMNS: tuple[str, ...] = tuple(_core.SIM_FLOW_COLUMNS)
+"""The simulator's flows carry these after FLOW_COLUMNS (its ECN counters; docs/contract.md)."""
+SIM_LINK_COLUMNS: tuple[str, ...] = tuple(_core.SIM_LINK_COLUMNS)
 ALGORITHM_COLUMN = "cc"
 """Added to every result's flows after FLOW_COLUMNS: the flow's algorithm, from the summary."""
 

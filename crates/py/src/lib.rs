@@ -7,7 +7,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use tcpeval_sim::record::{Column, FLOW_COLUMNS, LINK_COLUMNS};
+use tcpeval_sim::record::{Column, FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS};
 use tcpeval_sim::scenario::HEADER_BYTES;
 use tcpeval_sim::{RunError, ScenarioError};
 
@@ -124,6 +124,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioRejected", m.py().get_type::<ScenarioRejected>())?;
     m.add("FLOW_COLUMNS", FLOW_COLUMNS.to_vec())?;
     m.add("LINK_COLUMNS", LINK_COLUMNS.to_vec())?;
+    m.add("SIM_FLOW_COLUMNS", SIM_FLOW_COLUMNS.to_vec())?;
+    m.add("SIM_LINK_COLUMNS", SIM_LINK_COLUMNS.to_vec())?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
     Ok(())
 }

@@ -33,8 +33,8 @@ pub const LINK_COLUMNS: [&str; 5] = ["t_s", "link", "queue_pkts", "drops", "tx_b
 
 /// The simulator's own columns after the contract's: CE-marked packets received by each flow
 /// and marked by each link, cumulative (the other backends have no such counters).
-pub const CE_MARKS_COLUMN: &str = "ce_marks";
-pub const MARKS_COLUMN: &str = "marks";
+pub const SIM_FLOW_COLUMNS: [&str; 1] = ["ce_marks"];
+pub const SIM_LINK_COLUMNS: [&str; 1] = ["marks"];
 
 /// One column of a time series, in its own number type.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,9 @@ impl Recorder {
 impl FlowColumns {
     /// The columns with their names, in the order of [`FLOW_COLUMNS`], then the simulator's own.
     pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
-        let own = [(CE_MARKS_COLUMN, Column::U64(self.ce_marks))];
+        let own = SIM_FLOW_COLUMNS
+            .into_iter()
+            .zip([Column::U64(self.ce_marks)]);
         let columns = [
             Column::F64(self.t_s),
             Column::U32(self.flow),
@@ -174,7 +176,7 @@ impl FlowColumns {
 impl LinkColumns {
     /// The columns with their names, in the order of [`LINK_COLUMNS`], then the simulator's own.
     pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
-        let own = [(MARKS_COLUMN, Column::U64(self.marks))];
+        let own = SIM_LINK_COLUMNS.into_iter().zip([Column::U64(self.marks)]);
         let columns = [
             Column::F64(self.t_s),
             Column::U32(self.link),

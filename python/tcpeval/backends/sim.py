@@ -19,7 +19,7 @@ from tcpeval.backends.protocol import BackendError, Problem, refusals
 from tcpeval.backends.sim_memory import check_budget, default_budget_bytes
 from tcpeval.backends.sim_progress import simulate_watched
 from tcpeval.metrics import jain_index
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS, Result
 from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
 from tcpeval.scenario import resolution as resolve
 
@@ -96,12 +96,13 @@ def _backend_section(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flows_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
-    return pd.DataFrame({name: columns[name] for name in FLOW_COLUMNS})
+    """The contract's columns first, then the simulator's own (its ECN counters)."""
+    return pd.DataFrame({name: columns[name] for name in (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS)})
 
 
 def _links_frame(columns: dict[str, Any]) -> pd.DataFrame:
     """Link columns with the `link` index replaced by the link's name."""
-    frame = pd.DataFrame({name: columns[name] for name in LINK_COLUMNS})
+    frame = pd.DataFrame({name: columns[name] for name in (*LINK_COLUMNS, *SIM_LINK_COLUMNS)})
     frame["link"] = np.asarray(columns["link_names"], dtype=object)[frame["link"].to_numpy()]
     return frame
 

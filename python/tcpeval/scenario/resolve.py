@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from tcpeval.models import bdp_pkts
+from tcpeval.scenario.aqm import Red
 from tcpeval.scenario.errors import ScenarioError
-from tcpeval.scenario.links import Red
 from tcpeval.scenario.model import Scenario
 from tcpeval.scenario.queue import counts, round_pkts
 from tcpeval.scenario.traffic import (
