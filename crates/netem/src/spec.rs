@@ -35,63 +35,23 @@ impl SpecError {
     }
 }
 
-/// A queue discipline, tagged by the name `tc` gives it.
+/// A queue discipline, tagged by the name `tc` gives it; its fields are the discipline's
+/// parameters, in base units, as its module names them.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmSpec {
     Droptail {},
-    Red {
-        min_th_pkts: f64,
-        max_th_pkts: f64,
-        max_p: f64,
-        weight: f64,
-        gentle: bool,
-        ecn: bool,
-        harddrop: bool,
-    },
-    Codel {
-        target_ns: u64,
-        interval_ns: u64,
-        ecn: bool,
-        ce_threshold_ns: Option<u64>,
-    },
-    /// RFC 8033; fields as `PieParams`.
-    Pie {
-        target_ns: u64,
-        tupdate_ns: u64,
-        alpha: f64,
-        beta: f64,
-        max_burst_ns: u64,
-        ecn: bool,
-        mark_ecn_threshold: f64,
-        bytemode: bool,
-    },
+    Red(RedParams),
+    Codel(CodelParams),
+    Pie(PieParams),
     /// DCTCP's marker (Alizadeh et al., SIGCOMM 2010 §3.1): CE on an arrival that finds more
     /// than K queued; exactly one of the thresholds is set.
     Step {
         threshold_pkts: Option<u64>,
         threshold_bytes: Option<u64>,
     },
-    /// RFC 8290; fields as `FqCodelParams`.
-    FqCodel {
-        flows: u32,
-        quantum_bytes: u32,
-        target_ns: u64,
-        interval_ns: u64,
-        ecn: bool,
-        ce_threshold_ns: Option<u64>,
-        drop_batch_pkts: u32,
-    },
-    /// RFC 9332; fields as `DualPi2Params`.
-    Dualpi2 {
-        target_ns: u64,
-        tupdate_ns: u64,
-        alpha: f64,
-        beta: f64,
-        coupling_factor: f64,
-        step_threshold_ns: u64,
-        drop_overload: bool,
-    },
+    FqCodel(FqCodelParams),
+    Dualpi2(DualPi2Params),
 }
 
 impl AqmSpec {
@@ -99,59 +59,9 @@ impl AqmSpec {
     pub fn build<P: Frame>(&self, seed: u64) -> Aqm<P> {
         match *self {
             AqmSpec::Droptail {} => Aqm::drop_tail(),
-            AqmSpec::Red {
-                min_th_pkts,
-                max_th_pkts,
-                max_p,
-                weight,
-                gentle,
-                ecn,
-                harddrop,
-            } => Aqm::red(
-                RedParams {
-                    min_th_pkts,
-                    max_th_pkts,
-                    max_p,
-                    weight,
-                    gentle,
-                    ecn,
-                    harddrop,
-                },
-                seed,
-            ),
-            AqmSpec::Codel {
-                target_ns,
-                interval_ns,
-                ecn,
-                ce_threshold_ns,
-            } => Aqm::codel(CodelParams {
-                target_ns,
-                interval_ns,
-                ecn,
-                ce_threshold_ns,
-            }),
-            AqmSpec::Pie {
-                target_ns,
-                tupdate_ns,
-                alpha,
-                beta,
-                max_burst_ns,
-                ecn,
-                mark_ecn_threshold,
-                bytemode,
-            } => Aqm::pie(
-                PieParams {
-                    target_ns,
-                    tupdate_ns,
-                    alpha,
-                    beta,
-                    max_burst_ns,
-                    ecn,
-                    mark_ecn_threshold,
-                    bytemode,
-                },
-                seed,
-            ),
+            AqmSpec::Red(params) => Aqm::red(params, seed),
+            AqmSpec::Codel(params) => Aqm::codel(params),
+            AqmSpec::Pie(params) => Aqm::pie(params, seed),
             AqmSpec::Step {
                 threshold_pkts,
                 threshold_bytes,
@@ -159,93 +69,27 @@ impl AqmSpec {
                 (Some(k), _) => StepThreshold::Packets(k),
                 (None, k) => StepThreshold::Bytes(k.unwrap_or(0)),
             }),
-            AqmSpec::FqCodel {
-                flows,
-                quantum_bytes,
-                target_ns,
-                interval_ns,
-                ecn,
-                ce_threshold_ns,
-                drop_batch_pkts,
-            } => Aqm::fq_codel(
-                FqCodelParams {
-                    flows,
-                    quantum_bytes,
-                    target_ns,
-                    interval_ns,
-                    ecn,
-                    ce_threshold_ns,
-                    drop_batch_pkts,
-                },
-                seed,
-            ),
-            AqmSpec::Dualpi2 {
-                target_ns,
-                tupdate_ns,
-                alpha,
-                beta,
-                coupling_factor,
-                step_threshold_ns,
-                drop_overload,
-            } => Aqm::dualpi2(
-                DualPi2Params {
-                    target_ns,
-                    tupdate_ns,
-                    alpha,
-                    beta,
-                    coupling_factor,
-                    step_threshold_ns,
-                    drop_overload,
-                },
-                seed,
-            ),
+            AqmSpec::FqCodel(params) => Aqm::fq_codel(params, seed),
+            AqmSpec::Dualpi2(params) => Aqm::dualpi2(params, seed),
         }
     }
 
+    /// The ranges each discipline needs to mean anything.
     pub fn validate(&self) -> Result<(), SpecError> {
         match *self {
             AqmSpec::Droptail {} => Ok(()),
-            AqmSpec::Red {
-                min_th_pkts,
-                max_th_pkts,
-                max_p,
-                weight,
-                ..
-            } => {
-                if !(0.0 <= min_th_pkts && min_th_pkts < max_th_pkts) {
-                    let value = format!("min_th_pkts={min_th_pkts}, max_th_pkts={max_th_pkts}");
-                    let reason = "needs 0 <= min_th_pkts < max_th_pkts";
-                    return Err(SpecError::new("min_th_pkts", value, reason));
-                }
-                probability("max_p", max_p)?;
-                if !(weight > 0.0 && weight <= 1.0) {
-                    return Err(SpecError::new("weight", weight, "must be in (0, 1]"));
-                }
-                Ok(())
+            AqmSpec::Red(p) => validate_red(&p),
+            AqmSpec::Codel(p) => {
+                positive("target_ns", p.target_ns)?;
+                positive("interval_ns", p.interval_ns)?;
+                optional_positive("ce_threshold_ns", p.ce_threshold_ns)
             }
-            AqmSpec::Codel {
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                ..
-            } => {
-                positive("target_ns", target_ns)?;
-                positive("interval_ns", interval_ns)?;
-                ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
-            }
-            AqmSpec::Pie {
-                target_ns,
-                tupdate_ns,
-                alpha,
-                beta,
-                mark_ecn_threshold,
-                ..
-            } => {
-                positive("target_ns", target_ns)?;
-                positive("tupdate_ns", tupdate_ns)?;
-                non_negative("alpha", alpha)?;
-                non_negative("beta", beta)?;
-                probability("mark_ecn_threshold", mark_ecn_threshold)
+            AqmSpec::Pie(p) => {
+                positive("target_ns", p.target_ns)?;
+                positive("tupdate_ns", p.tupdate_ns)?;
+                non_negative("alpha", p.alpha)?;
+                non_negative("beta", p.beta)?;
+                probability("mark_ecn_threshold", p.mark_ecn_threshold)
             }
             AqmSpec::Step {
                 threshold_pkts,
@@ -258,45 +102,48 @@ impl AqmSpec {
                 }
                 Ok(())
             }
-            AqmSpec::FqCodel {
-                flows,
-                quantum_bytes,
-                target_ns,
-                interval_ns,
-                ce_threshold_ns,
-                drop_batch_pkts,
-                ..
-            } => {
-                positive("flows", flows.into())?;
-                positive("quantum_bytes", quantum_bytes.into())?;
-                positive("target_ns", target_ns)?;
-                positive("interval_ns", interval_ns)?;
-                positive("drop_batch_pkts", drop_batch_pkts.into())?;
-                ce_threshold_ns.map_or(Ok(()), |t| positive("ce_threshold_ns", t))
-            }
-            AqmSpec::Dualpi2 {
-                target_ns,
-                tupdate_ns,
-                alpha,
-                beta,
-                coupling_factor,
-                ..
-            } => {
-                positive("target_ns", target_ns)?;
-                positive("tupdate_ns", tupdate_ns)?;
-                non_negative("alpha", alpha)?;
-                non_negative("beta", beta)?;
-                if !(coupling_factor >= 1.0) {
-                    return Err(SpecError::new(
-                        "coupling_factor",
-                        coupling_factor,
-                        "must be at least 1",
-                    ));
-                }
-                Ok(())
-            }
+            AqmSpec::FqCodel(p) => validate_fq_codel(&p),
+            AqmSpec::Dualpi2(p) => validate_dualpi2(&p),
         }
     }
+}
+
+fn validate_red(p: &RedParams) -> Result<(), SpecError> {
+    if !(0.0 <= p.min_th_pkts && p.min_th_pkts < p.max_th_pkts) {
+        let value = format!(
+            "min_th_pkts={}, max_th_pkts={}",
+            p.min_th_pkts, p.max_th_pkts
+        );
+        let reason = "needs 0 <= min_th_pkts < max_th_pkts";
+        return Err(SpecError::new("min_th_pkts", value, reason));
+    }
+    probability("max_p", p.max_p)?;
+    if !(p.weight > 0.0 && p.weight <= 1.0) {
+        return Err(SpecError::new("weight", p.weight, "must be in (0, 1]"));
+    }
+    Ok(())
+}
+
+fn validate_fq_codel(p: &FqCodelParams) -> Result<(), SpecError> {
+    positive("flows", p.flows.into())?;
+    positive("quantum_bytes", p.quantum_bytes.into())?;
+    positive("target_ns", p.target_ns)?;
+    positive("interval_ns", p.interval_ns)?;
+    positive("drop_batch_pkts", p.drop_batch_pkts.into())?;
+    optional_positive("ce_threshold_ns", p.ce_threshold_ns)
+}
+
+fn validate_dualpi2(p: &DualPi2Params) -> Result<(), SpecError> {
+    positive("target_ns", p.target_ns)?;
+    positive("tupdate_ns", p.tupdate_ns)?;
+    non_negative("alpha", p.alpha)?;
+    non_negative("beta", p.beta)?;
+    // NaN fails too.
+    if p.coupling_factor.partial_cmp(&1.0).is_none_or(|o| o.is_lt()) {
+        let reason = "must be at least 1";
+        return Err(SpecError::new("coupling_factor", p.coupling_factor, reason));
+    }
+    Ok(())
 }
 
 /// A random loss process, tagged by its model.
@@ -386,6 +233,10 @@ impl Limit {
     }
 }
 
+fn optional_positive(key: &str, value: Option<u64>) -> Result<(), SpecError> {
+    value.map_or(Ok(()), |v| positive(key, v))
+}
+
 fn positive(key: &str, value: u64) -> Result<(), SpecError> {
     if value == 0 {
         return Err(SpecError::new(key, value, "must be positive"));
@@ -414,7 +265,7 @@ fn probability(key: &str, p: f64) -> Result<(), SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::ArrivalAqm;
+    use crate::queue::{ArrivalAqm, CodelParams};
     use crate::testing::TestPkt;
 
     fn aqm(json: &str) -> Result<AqmSpec, serde_json::Error> {
@@ -448,16 +299,18 @@ mod tests {
     fn unknown_names_and_keys_are_refused() {
         assert!(aqm(r#"{"name": "sfq"}"#).is_err());
         assert!(aqm(r#"{"name": "droptail", "ecn": true}"#).is_err());
+        let codel = r#"{"name": "codel", "target_ns": 1, "interval_ns": 1, "ecn": false,
+            "ce_threshold_ns": null"#;
+        assert!(aqm(&format!("{codel}}}")).is_ok());
+        assert!(aqm(&format!(r#"{codel}, "quantum_bytes": 1}}"#)).is_err());
     }
 
     #[test]
     fn validation_names_the_key_at_fault() {
-        let codel = AqmSpec::Codel {
+        let codel = AqmSpec::Codel(CodelParams {
             target_ns: 0,
-            interval_ns: 1,
-            ecn: false,
-            ce_threshold_ns: None,
-        };
+            ..CodelParams::dropping(1, 1)
+        });
         assert_eq!(codel.validate().unwrap_err().key, "target_ns");
         let loss = LossSpec::Bernoulli { p: 1.5 };
         assert_eq!(

@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use tcpeval_sim::net::queue::{CodelParams, FqCodelParams, PieParams, RedParams};
 use tcpeval_sim::scenario::{AqmSpec, Scenario, SourceSpec};
 use tcpeval_sim::tcp::ecn::EcnMode;
 use tcpeval_sim::Output;
@@ -14,15 +15,7 @@ const RATE_BPS: u64 = 100 * MBPS;
 const PKT_S: f64 = 1500.0 * 8.0 / RATE_BPS as f64;
 
 fn fq_codel() -> AqmSpec {
-    AqmSpec::FqCodel {
-        flows: 1024,
-        quantum_bytes: 1514,
-        target_ns: 5 * MS,
-        interval_ns: 100 * MS,
-        ecn: true,
-        ce_threshold_ns: None,
-        drop_batch_pkts: 64,
-    }
+    AqmSpec::FqCodel(FqCodelParams::default())
 }
 
 /// Reno, CUBIC and BBR at 40 ms through `aqm` at 100 Mb/s with a 1 BDP buffer, beside a 1 Mb/s
@@ -59,16 +52,7 @@ fn fq_codel_shares_between_unlike_stacks_and_keeps_a_sparse_flow_out_of_the_queu
 }
 
 fn pie() -> AqmSpec {
-    AqmSpec::Pie {
-        target_ns: 15 * MS,
-        tupdate_ns: 15 * MS,
-        alpha: 0.125,
-        beta: 1.25,
-        max_burst_ns: 150 * MS,
-        ecn: false,
-        mark_ecn_threshold: 0.1,
-        bytemode: false,
-    }
+    AqmSpec::Pie(PieParams::default())
 }
 
 /// The mean queueing delay (s) of the bottleneck from `from_s` on, from its sampled backlog.
@@ -111,7 +95,7 @@ fn pie_holds_the_mean_queueing_delay_at_its_target_from_one_to_twenty_flows() {
 /// The last value of `column` at or before `t_s` and at the end, for rows of `key == id`.
 fn at_and_end(t: &[f64], key: &[u32], column: &[u64], id: u32, t_s: f64) -> (u64, u64) {
     let rows: Vec<usize> = (0..t.len()).filter(|&i| key[i] == id).collect();
-    let before = rows.iter().filter(|&&i| t[i] <= t_s).last().unwrap();
+    let before = rows.iter().rfind(|&&i| t[i] <= t_s).unwrap();
     (column[*before], column[*rows.last().unwrap()])
 }
 
@@ -128,34 +112,8 @@ fn two_flows(cc: &str, aqm: AqmSpec, ecn: EcnMode) -> Output {
 /// The same AQM dropping instead of marking.
 fn dropping(aqm: &AqmSpec) -> AqmSpec {
     match aqm.clone() {
-        AqmSpec::Red {
-            min_th_pkts,
-            max_th_pkts,
-            max_p,
-            weight,
-            gentle,
-            harddrop,
-            ..
-        } => AqmSpec::Red {
-            min_th_pkts,
-            max_th_pkts,
-            max_p,
-            weight,
-            gentle,
-            ecn: false,
-            harddrop,
-        },
-        AqmSpec::Codel {
-            target_ns,
-            interval_ns,
-            ce_threshold_ns,
-            ..
-        } => AqmSpec::Codel {
-            target_ns,
-            interval_ns,
-            ecn: false,
-            ce_threshold_ns,
-        },
+        AqmSpec::Red(p) => AqmSpec::Red(RedParams { ecn: false, ..p }),
+        AqmSpec::Codel(p) => AqmSpec::Codel(CodelParams { ecn: false, ..p }),
         other => other,
     }
 }
@@ -169,7 +127,7 @@ fn steady_utilization(out: &Output) -> f64 {
 
 #[test]
 fn an_ecn_aqm_marks_where_it_would_drop_and_the_senders_answer_the_marks() {
-    let red = AqmSpec::Red {
+    let red = AqmSpec::Red(RedParams {
         min_th_pkts: 83.0,
         max_th_pkts: 250.0,
         max_p: 0.1,
@@ -177,13 +135,11 @@ fn an_ecn_aqm_marks_where_it_would_drop_and_the_senders_answer_the_marks() {
         gentle: true,
         ecn: true,
         harddrop: false,
-    };
-    let codel = AqmSpec::Codel {
-        target_ns: 5 * MS,
-        interval_ns: 100 * MS,
+    });
+    let codel = AqmSpec::Codel(CodelParams {
         ecn: true,
-        ce_threshold_ns: None,
-    };
+        ..CodelParams::dropping(5 * MS, 100 * MS)
+    });
     for (cc, aqm) in [
         ("reno", red.clone()),
         ("cubic", red),

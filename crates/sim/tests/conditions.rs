@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use tcpeval_sim::net::queue::{CodelParams, RedParams};
 use tcpeval_sim::net::topology;
 use tcpeval_sim::packet::Kind;
 use tcpeval_sim::scenario::{AqmSpec, Exchange, LossSpec, PolicerSpec, Scenario, SourceSpec};
@@ -115,7 +116,7 @@ fn a_reno_flow_stays_below_the_policer_rate_and_runs_alike_twice() {
 #[test]
 fn red_keeps_the_mean_queue_between_its_thresholds() {
     let mut s = scenario(100 * MBPS, 500, 120, vec![flow("reno", 40); 32]);
-    s.links[0].aqm = AqmSpec::Red {
+    s.links[0].aqm = AqmSpec::Red(RedParams {
         min_th_pkts: 30.0,
         max_th_pkts: 90.0,
         max_p: 0.01,
@@ -123,7 +124,7 @@ fn red_keeps_the_mean_queue_between_its_thresholds() {
         gentle: true,
         ecn: false,
         harddrop: false,
-    };
+    });
     let out = run_checked(&s);
     let b = &out.summary.bottleneck;
     println!("{b:?}");
@@ -139,12 +140,7 @@ fn red_keeps_the_mean_queue_between_its_thresholds() {
 #[test]
 fn codel_holds_the_standing_delay_near_its_target() {
     let mut s = scenario(100 * MBPS, 2000, 60, vec![flow("cubic", 40); 2]);
-    s.links[0].aqm = AqmSpec::Codel {
-        target_ns: 5 * MS,
-        interval_ns: 100 * MS,
-        ecn: false,
-        ce_threshold_ns: None,
-    };
+    s.links[0].aqm = AqmSpec::Codel(CodelParams::dropping(5 * MS, 100 * MS));
     let out = run_checked(&s);
     let b = &out.summary.bottleneck;
     let delay_ms = b.mean_queue_pkts * 1500.0 * 8.0 / 100e6 * 1e3;

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use tcpeval_sim::net::queue::DualPi2Params;
 use tcpeval_sim::scenario::{AqmSpec, Scenario};
 use tcpeval_sim::tcp::ecn::EcnMode;
 use tcpeval_sim::tcp::host::Recovery;
@@ -88,15 +89,7 @@ fn dctcp_fills_the_link_and_its_queue_saws_around_k_as_the_sigcomm_model_says() 
 }
 
 fn dualpi2() -> AqmSpec {
-    AqmSpec::Dualpi2 {
-        target_ns: 15 * MS,
-        tupdate_ns: 16 * MS,
-        alpha: 0.16,
-        beta: 3.2,
-        coupling_factor: 2.0,
-        step_threshold_ns: MS,
-        drop_overload: true,
-    }
+    AqmSpec::Dualpi2(DualPi2Params::default())
 }
 
 #[test]

@@ -13,7 +13,8 @@ use super::{Cause, Dequeued, Discard};
 use crate::Frame;
 
 /// CoDel's settings, as `tc codel` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CodelParams {
     pub target_ns: u64,
     pub interval_ns: u64,

@@ -35,7 +35,8 @@ const NS_PER_MS: u64 = 1_000_000;
 const NS_PER_S: f64 = 1e9;
 
 /// DualPI2's settings, named and defaulted as `tc qdisc add ... dualpi2` does.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DualPi2Params {
     /// The PI controller's target queue delay (App. A.1: 15 ms).
     pub target_ns: u64,

@@ -15,7 +15,8 @@ use super::{Cause, Codel, CodelParams, Dequeued, Discard};
 use crate::Frame;
 
 /// FQ-CoDel's settings, as `tc fq_codel` names them (the packet limit is the link's own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FqCodelParams {
     /// Hash buckets, each a queue (§5.2.5).
     pub flows: u32,

@@ -45,7 +45,8 @@ const HIGH_DELAY_NS: u64 = 250 * MS;
 const STEP_2PCT: f64 = 0.02;
 
 /// PIE's settings, as `tc pie` names them; the defaults are RFC 8033's and Linux's.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PieParams {
     /// QDELAY_REF, the delay PIE steers towards (§4.2; RFC and Linux: 15 ms).
     pub target_ns: u64,

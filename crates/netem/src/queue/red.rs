@@ -21,7 +21,8 @@ use super::Verdict;
 use crate::Ecn;
 
 /// The contract's `{"name": "red", ...}`; thresholds in packets.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RedParams {
     pub min_th_pkts: f64,
     pub max_th_pkts: f64,
