@@ -241,6 +241,7 @@ impl Relay {
         self.pool.set_len(id, len);
         let frame = Received(self.pool.bytes(id));
         let (gso, size_bytes) = (frame.is_gso(), frame.size_bytes());
+        let (ecn, flow_key) = (frame.ecn(), frame.flow_key());
         let ip = match dir {
             Dir::Forward => frame.ipv4_src(),
             Dir::Reverse => frame.ipv4_dst(),
@@ -267,6 +268,8 @@ impl Relay {
             id,
             size_bytes,
             endpoint,
+            ecn,
+            flow_key,
         };
         if let Offer::Dropped(_) = link.offer(stamp.unwrap_or(read_ns), pkt) {
             self.pool.release(id);
