@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
-use crate::frame::{EndpointTable, Received};
+use crate::frame::{self, EndpointTable, Received};
 use crate::hist::Histogram;
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
@@ -294,7 +294,14 @@ impl Relay {
             };
             while self.due.len() < BATCH {
                 match link.pop_due(now) {
-                    Some(p) => self.due.push(p),
+                    Some(p) => {
+                        // The AQM's mark, onto the real header; before any buffer's address
+                        // is taken for the send.
+                        if p.ce {
+                            frame::set_ce(self.pool.bytes_mut(p.id));
+                        }
+                        self.due.push(p);
+                    }
                     None => break,
                 }
             }
