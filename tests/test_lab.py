@@ -118,8 +118,8 @@ def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
     # The emulator counts its queue as the summary states: 100% BDP in bytes by default.
     queue = summary["bottleneck"]["queue"]
     assert queue["counts"] == "bytes"
-    limit = summary["backend"]["details"]["emulator_config"]["forward"]["limit"]
-    assert limit == {"bytes": queue["limit_bytes"]}
+    forward = summary["backend"]["details"]["emulator_config"]["forward"]
+    assert (forward["queue_pkts"], forward["queue_bytes"]) == (None, queue["limit_bytes"])
     assert not lab_namespaces()
 
 
