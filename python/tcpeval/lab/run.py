@@ -167,9 +167,12 @@ class LabRun:
 
     def _measure(self, address: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, int]]:
         """Runs the traffic through the emulator: its statistics, its samples and the
-        kernel's drops outside the bottleneck."""
+        kernel's drops outside the bottleneck; the CE packets each direction's receiving
+        kernels counted go to `received_ce`."""
         backlog_before = kernel.backlog_drops()
         links_before = kernel.link_drops(self.topology.veths())
+        receivers = self._receivers()
+        ip_before = {ns: kernel.ip_counters(ns) for nss in receivers.values() for ns in nss}
         # A thread of any process landing on the emulator's CPU runs a whole time slice
         # (~1 ms here: DAMON's kdamond, the host agent) before the emulator gets it back.
         self.threads_moved = self.ledger.clear_cpu(EMULATOR_CPU)
@@ -188,7 +191,25 @@ class LabRun:
         drops = {"kernel backlog": kernel.backlog_drops() - backlog_before}
         links_after = kernel.link_drops(self.topology.veths())
         drops |= {f"veth {dev}": links_after[dev] - n for dev, n in links_before.items()}
+        ip_delta = {
+            ns: {key: value - ip_before[ns][key] for key, value in kernel.ip_counters(ns).items()}
+            for ns in ip_before
+        }
+        self.received_ce = {
+            direction: sum(ip_delta[ns]["InCEPkts"] for ns in nss)
+            for direction, nss in receivers.items()
+        }
+        # A header the emulator rewrote (CE) with a wrong checksum is dropped on arrival.
+        drops["IP header checksum errors"] = sum(d["InCsumErrors"] for d in ip_delta.values())
         return stats, samples, drops
+
+    def _receivers(self) -> dict[str, list[str]]:
+        """The namespaces each direction delivers to: the receiver (forward), every sender
+        and source (reverse)."""
+        return {
+            "forward": [self.topology.receiver.ns],
+            "reverse": [host.ns for host in self.topology.left_hosts],
+        }
 
     def _emulator_config(self) -> dict[str, Any]:
         delays = [Delay(g.host.ip, g.first["rtt_ns"]) for g in self.groups if g.host]
@@ -361,6 +382,7 @@ class LabRun:
         if not self.cbr and not any(f["reverse"] for f in self.resolved["flows"]):
             retransmitted = sum(f["retransmits"] or 0 for f in flows)
             found.append(checks.retransmits(stats["forward"], retransmitted))
+        found.append(checks.marks(stats, self.received_ce))
         frames = [result.flows for _, result in probes]
         found.append(checks.reordering(_last_total(frames, "reord_seen")))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
@@ -397,6 +419,7 @@ class LabRun:
             "queue_drops": direction["queue_drops"],
             "random_drops": direction["random_drops"],
             "aqm_drops": direction["aqm_drops"],
+            "aqm_marks": direction["aqm_marks"],
             "policer_drops": direction["policer_drops"],
             "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
             "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
