@@ -1,6 +1,6 @@
 """The lab's emulator speaks netem's dialect (crates/netem/src/spec.rs), as the simulator does:
 the resolved scenario's link entries go into its config untouched, and the emulator parses
-them."""
+them. Also how a lab run sets ECN per namespace, and what ECN it refuses."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from tcpeval.backends import lab as lab_backend
 from tcpeval.lab import emulator
 from tcpeval.lab.emulator import Delay
+from tcpeval.lab.netns import LabError
+from tcpeval.lab.run import TCP_ECN_ASK, TCP_ECN_OFF, Group, _tcp_ecn
 from tcpeval.lab.topology import Host, Topology
 from tcpeval.probe.binary import find_binary
 from tcpeval.scenario import parse_scenario, resolution
@@ -108,3 +111,32 @@ def test_the_emulator_names_a_bad_value_by_its_path(tmp_path: Path):
     assert said == "error: config forward.aqm.target_ns: '0' must be positive"
     link |= {"aqm": {"name": "fq"}}
     assert "unknown variant `fq`" in emulate(config_for(link), tmp_path)
+
+
+def test_a_sender_namespace_asks_for_ecn_when_one_of_its_flows_wants_classic_ecn():
+    assert _tcp_ecn(Group(0, [{"cc": "cubic"}])) == TCP_ECN_OFF  # no key yet: off
+    assert _tcp_ecn(Group(0, [{"ecn": "off"}, {"ecn": "classic"}])) == TCP_ECN_ASK
+    assert (TCP_ECN_ASK, TCP_ECN_OFF) == ("1", "0")
+    with pytest.raises(LabError, match=r"flow\[2\]\.ecn: \['l4s'\]"):
+        _tcp_ecn(Group(2, [{"ecn": "l4s"}]))
+
+
+def test_l4s_is_refused_by_name(monkeypatch: pytest.MonkeyPatch):
+    """Until the scenario carries `flow.ecn`, the resolved flows are given it here."""
+    scenario = parse_scenario(
+        {"name": "l4s", "duration": "10s", "bottleneck": {"rate": "100Mbps"},
+         "flow": [{"cc": "cubic", "rtt": "40ms"}, {"cc": "cubic", "rtt": "40ms", "count": 2}]}
+    )  # fmt: skip
+
+    def with_ecn(scenario, resolve=resolution):
+        found = resolve(scenario)
+        for flow in found.resolved["flows"]:
+            flow["ecn"] = "l4s" if flow["group"] == 1 else "classic"
+        return found
+
+    monkeypatch.setattr(lab_backend, "resolution", with_ecn)
+    problems = lab_backend.BACKEND.supports(scenario)
+    assert [str(p.error("lab")) for p in problems] == [
+        "flow[1].ecn: 'l4s' needs AccECN (RFC 9768), which this kernel lacks "
+        "(net.ipv4.tcp_ecn accepts 0–2) (backend 'lab')"
+    ]

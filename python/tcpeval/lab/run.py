@@ -235,10 +235,10 @@ class LabRun:
         self._allow_algorithms()
         asked: dict[str, str] = {}
         granted: dict[str, str] = {}
-        hosts = [(g.host, g.first) for g in self.groups if g.host]
-        hosts.append((self.topology.receiver, self.groups[0].first))
-        for host, flow in hosts:
-            wanted = _host_sysctls(flow, buffer_bytes)
+        hosts = [(g.host, g.first, _tcp_ecn(g)) for g in self.groups if g.host]
+        hosts.append((self.topology.receiver, self.groups[0].first, TCP_ECN_ACCEPT))
+        for host, flow, tcp_ecn in hosts:
+            wanted = _host_sysctls(flow, buffer_bytes) | {"net.ipv4.tcp_ecn": tcp_ecn}
             asked |= {f"{host.ns}:{k}": v for k, v in wanted.items()}
             granted |= {f"{host.ns}:{k}": v for k, v in set_sysctls(host.ns, wanted).items()}
         for group in self.groups:
@@ -503,6 +503,25 @@ def _groups(resolved: dict[str, Any]) -> list[Group]:
     for flow in resolved["flows"]:
         groups.setdefault(flow["group"], Group(flow["group"], [])).flows.append(flow)
     return list(groups.values())
+
+
+# net.ipv4.tcp_ecn: 1 asks for ECN on the connections it opens and accepts it, 2 (Linux's
+# default) only accepts it when asked, 0 neither. This kernel takes nothing above 2 (no
+# AccECN), which L4S senders need; the backend refuses `ecn = "l4s"` (backends/lab.py).
+TCP_ECN_ASK = "1"
+TCP_ECN_ACCEPT = "2"
+TCP_ECN_OFF = "0"
+
+
+def _tcp_ecn(group: Group) -> str:
+    """A sender namespace asks for classic ECN (RFC 3168) if any of its flows wants it, and
+    is off otherwise. Its flows open the connections, also those whose data comes back
+    (`reverse`): ECN is negotiated by the SYN, then both ends send ECT."""
+    wanted = {flow.get("ecn", "off") for flow in group.flows}
+    unknown = wanted - {"off", "classic"}
+    if unknown:
+        raise LabError(f"flow[{group.index}].ecn: {sorted(unknown)} is not supported in the lab")
+    return TCP_ECN_ASK if "classic" in wanted else TCP_ECN_OFF
 
 
 def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
