@@ -185,9 +185,7 @@ def given_ecn(monkeypatch: pytest.MonkeyPatch, aqm_keys: dict) -> None:
 @pytest.mark.parametrize(
     ("aqm", "keys", "queue"),
     [
-        ("red", {"ecn": True, "harddrop": False}, "100%bdp"),
-        # Deep enough that slow start does not overflow it: the retransmissions of overflow
-        # drops are Not-ECT, and CoDel, signalling then, would drop one of them.
+        ("red", {"ecn": True, "harddrop": False}, "300%bdp"),
         ("codel", {"ecn": True, "ce_threshold_ns": None}, "300%bdp"),
     ],
 )
@@ -198,7 +196,11 @@ def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_eac
     by marks (it drops nothing), the emulator writes CE into the real IP headers, and the
     receiving kernel counts exactly as many CE packets (IpExt InCEPkts) as the emulator sent:
     the run's "marks" check. A wrong header checksum would have the receiver drop them (its
-    InCsumErrors void the run)."""
+    InCsumErrors void the run).
+
+    The buffer is deep enough (3 BDP) that slow start does not overflow it: Linux sends
+    retransmissions Not-ECT, and an AQM signalling then must drop them (a 1-BDP buffer did
+    overflow on a loaded machine, and RED then dropped 166 retransmissions)."""
     given_ecn(monkeypatch, keys)
     result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": queue, "aqm": aqm}))
     details = result.summary["backend"]["details"]
