@@ -17,6 +17,7 @@ import pytest
 
 from tcpeval import backends
 from tcpeval.lab import clean, emulator
+from tcpeval.lab import run as lab_run
 from tcpeval.lab.ledger import NAME_PREFIX
 from tcpeval.scenario import ScenarioError, parse_scenario
 
@@ -118,8 +119,8 @@ def test_one_cubic_flow_fills_the_link_and_the_emulator_checks_out():
     # The emulator counts its queue as the summary states: 100% BDP in bytes by default.
     queue = summary["bottleneck"]["queue"]
     assert queue["counts"] == "bytes"
-    limit = summary["backend"]["details"]["emulator_config"]["forward"]["limit"]
-    assert limit == {"bytes": queue["limit_bytes"]}
+    forward = summary["backend"]["details"]["emulator_config"]["forward"]
+    assert (forward["queue_pkts"], forward["queue_bytes"]) == (None, queue["limit_bytes"])
     assert not lab_namespaces()
 
 
@@ -163,6 +164,77 @@ def test_a_policer_holds_the_kernels_flow_to_its_rate():
     assert link["policer_drops"] > 0
     assert (link["queue_drops"], link["drops"]) == (0, link["policer_drops"])
     assert not lab_namespaces()
+
+
+def given_ecn(monkeypatch: pytest.MonkeyPatch, aqm_keys: dict) -> None:
+    """Every flow asks for classic ECN and the AQM gets `aqm_keys`, in the resolved scenario
+    the lab runs: the scenario has no `flow.ecn` nor an AQM's `ecn` to write yet (the
+    integrator adds them), so this test works one level below it, with what it will resolve."""
+    resolve = lab_run.resolution
+
+    def with_ecn(data):
+        found = resolve(data)
+        for flow in found.resolved["flows"]:
+            flow["ecn"] = "classic"
+        found.resolved["links"][0]["aqm"] |= aqm_keys
+        return found
+
+    monkeypatch.setattr(lab_run, "resolution", with_ecn)
+
+
+@pytest.mark.parametrize(
+    ("aqm", "keys", "queue"),
+    [
+        ("red", {"ecn": True, "harddrop": False}, "300%bdp"),
+        ("codel", {"ecn": True, "ce_threshold_ns": None}, "300%bdp"),
+    ],
+)
+def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_each(
+    monkeypatch, aqm, keys, queue
+):
+    """A kernel CUBIC flow with tcp_ecn = 1 through RED or CoDel asked to mark: the AQM signals
+    by marks (it drops nothing), the emulator writes CE into the real IP headers, and the
+    receiving kernel counts exactly as many CE packets (IpExt InCEPkts) as the emulator sent:
+    the run's "marks" check. A wrong header checksum would have the receiver drop them (its
+    InCsumErrors void the run).
+
+    The buffer is deep enough (3 BDP) that slow start does not overflow it: Linux sends
+    retransmissions Not-ECT, and an AQM signalling then must drop them (a 1-BDP buffer did
+    overflow on a loaded machine, and RED then dropped 166 retransmissions)."""
+    given_ecn(monkeypatch, keys)
+    result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": queue, "aqm": aqm}))
+    details = result.summary["backend"]["details"]
+    forward, link = details["emulator"]["forward"], result.summary["bottleneck"]
+    marks = checks_of(result)["marks"]
+    print(f"{aqm}: {marks}, drops {link['drops']}, flow {result.summary['flows'][0]}")
+    assert details["emulator_config"]["forward"]["aqm"]["ecn"] is True
+    assert link["aqm_marks"] == forward["aqm_marks"] > 0
+    assert link["aqm_drops"] == 0
+    assert marks["ok"], marks
+    assert marks["measured"]["forward"] == forward["sent_ce_pkts"] > 0
+    assert forward["aqm_marks"] - forward["sent_ce_pkts"] <= forward["held_at_end_pkts"]
+    tcp_ecn = {
+        key.split(":")[0]: value
+        for key, value in details["sysctls"].items()
+        if key.endswith("net.ipv4.tcp_ecn")
+    }
+    receiver = next(ns for ns in tcp_ecn if ns.endswith("r"))
+    assert tcp_ecn.pop(receiver) == "2"
+    assert list(tcp_ecn.values()) == ["1"]
+    assert not lab_namespaces()
+
+
+def test_a_flow_without_ecn_is_not_marked_where_the_aqm_would_mark(monkeypatch):
+    """The same RED without ECN on the sender (tcp_ecn = 0): it drops, marks nothing, and
+    the receiver sees no CE."""
+    given_ecn(monkeypatch, {"ecn": True, "harddrop": False})
+    monkeypatch.setattr(lab_run, "_tcp_ecn", lambda group: lab_run.TCP_ECN_OFF)
+    result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": "100%bdp", "aqm": "red"}))
+    link, marks = result.summary["bottleneck"], checks_of(result)["marks"]
+    assert link["aqm_drops"] > 0
+    assert link["aqm_marks"] == 0
+    assert marks["ok"], marks
+    assert marks["measured"] == {"forward": 0, "reverse": 0}
 
 
 def test_an_emulator_that_misses_its_rate_voids_the_run(monkeypatch):

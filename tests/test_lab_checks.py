@@ -16,6 +16,8 @@ def direction(**changes: object) -> dict:
         "random_drops": 0,
         "queue_drops": 40,
         "aqm_drops": 0,
+        "aqm_marks": 0,
+        "sent_ce_pkts": 0,
         "policer_drops": 0,
         "ring_drops": 0,
         "tx_errors": 0,
@@ -93,6 +95,25 @@ def test_retransmissions_must_match_the_drops():
     assert checks.retransmits(direction(), 42).ok
     assert not checks.retransmits(direction(), 30).ok
     assert not checks.retransmits(direction(), 60).ok
+
+
+def test_the_marks_sent_must_each_reach_the_receiving_kernel():
+    stats = {"forward": direction(aqm_marks=120, sent_ce_pkts=118), "reverse": direction()}
+    # Two marked packets were still held when the run ended: neither sent nor expected.
+    check = checks.marks(stats, {"forward": 118, "reverse": 0})
+    assert check.ok, check
+    assert check.asked == {"forward": 118, "reverse": 0}
+    assert check.note == "the AQM marked forward 120"
+    # One mark lost on the way, or one CE the emulator did not make: invalid.
+    for received in ({"forward": 117, "reverse": 0}, {"forward": 118, "reverse": 1}):
+        missed = checks.marks(stats, received)
+        assert not missed.ok
+        assert missed.failure().startswith("marks: measured")
+    # Nothing marked, nothing received: valid, and said without a note.
+    quiet = checks.marks({"forward": direction(), "reverse": direction()},
+                         {"forward": 0, "reverse": 0})  # fmt: skip
+    assert quiet.ok
+    assert quiet.note == ""
 
 
 def test_settings_that_did_not_read_back_are_named():

@@ -8,7 +8,8 @@ use std::path::Path;
 use serde::Deserialize;
 use tcpeval_netem::loss::LossModel;
 use tcpeval_netem::policer::Policer;
-use tcpeval_netem::queue::{Aqm, Limit, RedParams};
+use tcpeval_netem::queue::{Aqm, Limit};
+use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec, SpecError};
 use tcpeval_netem::Frame;
 
 use crate::error::{LabError, Result};
@@ -38,81 +39,23 @@ pub struct Config {
     pub endpoints: Vec<Endpoint>,
 }
 
+/// One direction of the bottleneck, in netem's dialect (`tcpeval_netem::spec`, the one the
+/// simulator's scenario carries): the Python front end passes the resolved scenario's link
+/// entries through unchanged.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionConfig {
     /// `None`: no rate limit, hence no serialisation delay and no queue.
     pub rate_bps: Option<u64>,
-    pub limit: LimitConfig,
-    pub aqm: AqmConfig,
-    pub loss: LossConfig,
+    /// The hard limit: exactly one of the two (`Limit::from_spec`).
+    pub queue_pkts: Option<u64>,
+    pub queue_bytes: Option<u64>,
+    pub aqm: AqmSpec,
+    pub loss: LossSpec,
     /// A token bucket in front of the queue (after random loss); `None`: no policer.
     #[serde(default)]
-    pub policer: Option<PolicerConfig>,
+    pub policer: Option<PolicerSpec>,
     pub seed: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PolicerConfig {
-    pub rate_bps: u64,
-    pub burst_bytes: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum LimitConfig {
-    Packets(u64),
-    Bytes(u64),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum AqmConfig {
-    Droptail,
-    Red(RedConfig),
-    Codel(CodelConfig),
-}
-
-/// `RedParams`, field for field (thresholds in packets).
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RedConfig {
-    pub min_th_pkts: f64,
-    pub max_th_pkts: f64,
-    pub max_p: f64,
-    pub weight: f64,
-    pub gentle: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CodelConfig {
-    pub target_ns: u64,
-    pub interval_ns: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossConfig {
-    None,
-    Bernoulli(BernoulliConfig),
-    GilbertElliott(GilbertElliottConfig),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BernoulliConfig {
-    pub p: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GilbertElliottConfig {
-    pub p: f64,
-    pub r: f64,
-    pub loss_good: f64,
-    pub loss_bad: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -210,111 +153,50 @@ impl Config {
 }
 
 impl DirectionConfig {
+    /// Netem's own checks, each error named by its path from the config's root.
     fn validate(&self, dir: &str) -> Result<()> {
         if let Some(rate) = self.rate_bps {
             positive(&format!("{dir}.rate_bps"), rate)?;
         }
-        match self.limit {
-            LimitConfig::Packets(n) => positive(&format!("{dir}.limit.packets"), n)?,
-            LimitConfig::Bytes(n) => positive(&format!("{dir}.limit.bytes"), n)?,
+        let at = |spec: String| move |e: SpecError| spec_error(&spec, e);
+        Limit::from_spec(self.queue_pkts, self.queue_bytes).map_err(at(dir.to_owned()))?;
+        if let Some(p) = &self.policer {
+            p.validate().map_err(at(format!("{dir}.policer")))?;
         }
-        if let Some(p) = self.policer {
-            positive(&format!("{dir}.policer.rate_bps"), p.rate_bps)?;
-            positive(&format!("{dir}.policer.burst_bytes"), p.burst_bytes)?;
-        }
-        self.validate_aqm(dir)?;
-        self.validate_loss(dir)
+        self.aqm.validate().map_err(at(format!("{dir}.aqm")))?;
+        self.loss.validate().map_err(at(format!("{dir}.loss")))
     }
 
-    fn validate_aqm(&self, dir: &str) -> Result<()> {
-        match self.aqm {
-            AqmConfig::Droptail => Ok(()),
-            AqmConfig::Red(r) => {
-                if !(0.0 <= r.min_th_pkts && r.min_th_pkts < r.max_th_pkts) {
-                    return Err(LabError::invalid(
-                        format!("{dir}.aqm.red.min_th_pkts"),
-                        format!(
-                            "min_th_pkts={}, max_th_pkts={}",
-                            r.min_th_pkts, r.max_th_pkts
-                        ),
-                        "needs 0 <= min_th_pkts < max_th_pkts",
-                    ));
-                }
-                probability(&format!("{dir}.aqm.red.max_p"), r.max_p)?;
-                if !(r.weight > 0.0 && r.weight <= 1.0) {
-                    let field = format!("{dir}.aqm.red.weight");
-                    return Err(LabError::invalid(field, r.weight, "must be in (0, 1]"));
-                }
-                Ok(())
-            }
-            AqmConfig::Codel(c) => {
-                positive(&format!("{dir}.aqm.codel.target_ns"), c.target_ns)?;
-                positive(&format!("{dir}.aqm.codel.interval_ns"), c.interval_ns)
-            }
-        }
-    }
-
-    fn validate_loss(&self, dir: &str) -> Result<()> {
-        match self.loss {
-            LossConfig::None => Ok(()),
-            LossConfig::Bernoulli(b) => probability(&format!("{dir}.loss.bernoulli.p"), b.p),
-            LossConfig::GilbertElliott(g) => {
-                let field = |name: &str| format!("{dir}.loss.gilbert_elliott.{name}");
-                probability(&field("p"), g.p)?;
-                probability(&field("r"), g.r)?;
-                probability(&field("loss_good"), g.loss_good)?;
-                probability(&field("loss_bad"), g.loss_bad)
-            }
-        }
-    }
-
+    /// The hard limit (the config was validated: exactly one of the pair is set).
     pub fn limit(&self) -> Limit {
-        match self.limit {
-            LimitConfig::Packets(n) => Limit::Packets(n),
-            LimitConfig::Bytes(n) => Limit::Bytes(n),
-        }
+        Limit::from_spec(self.queue_pkts, self.queue_bytes).expect("a validated config")
     }
 
     /// The limit in packets of at least `min_pkt_bytes` (for sizing buffers).
     pub fn limit_pkts(&self, min_pkt_bytes: u64) -> u64 {
-        match self.limit {
-            LimitConfig::Packets(n) => n,
-            LimitConfig::Bytes(n) => n.div_ceil(min_pkt_bytes.max(1)),
+        match self.limit() {
+            Limit::Packets(n) => n,
+            Limit::Bytes(n) => n.div_ceil(min_pkt_bytes.max(1)),
         }
     }
 
     /// RED draws from its own stream, seeded apart from the loss process's.
     pub fn aqm<P: Frame>(&self) -> Aqm<P> {
-        match self.aqm {
-            AqmConfig::Droptail => Aqm::DropTail,
-            AqmConfig::Red(r) => Aqm::red(
-                RedParams {
-                    min_th_pkts: r.min_th_pkts,
-                    max_th_pkts: r.max_th_pkts,
-                    max_p: r.max_p,
-                    weight: r.weight,
-                    gentle: r.gentle,
-                },
-                self.seed ^ 0x5245_4400_0000_0000,
-            ),
-            AqmConfig::Codel(c) => Aqm::codel(c.target_ns, c.interval_ns),
-        }
+        self.aqm.build(self.seed ^ 0x5245_4400_0000_0000)
     }
 
     pub fn policer(&self) -> Option<Policer> {
-        self.policer
-            .map(|p| Policer::new(p.rate_bps, p.burst_bytes))
+        self.policer.as_ref().map(PolicerSpec::build)
     }
 
     pub fn loss(&self) -> LossModel {
-        match self.loss {
-            LossConfig::None => LossModel::none(),
-            LossConfig::Bernoulli(b) => LossModel::bernoulli(b.p, self.seed),
-            LossConfig::GilbertElliott(g) => {
-                LossModel::gilbert_elliott(g.p, g.r, g.loss_good, g.loss_bad, self.seed)
-            }
-        }
+        self.loss.build(self.seed)
     }
+}
+
+/// Netem's `SpecError` (a key relative to the spec) as the lab's, named from the root.
+fn spec_error(prefix: &str, e: SpecError) -> LabError {
+    LabError::invalid(format!("{prefix}.{}", e.key), e.value, e.reason)
 }
 
 fn interface_name(field: &str, name: &str) -> Result<()> {
@@ -336,17 +218,6 @@ fn positive(field: &str, value: u64) -> Result<()> {
     Ok(())
 }
 
-fn probability(field: &str, p: f64) -> Result<()> {
-    if !(0.0..=1.0).contains(&p) {
-        return Err(LabError::invalid(
-            field,
-            p,
-            "must be a probability in [0, 1]",
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 pub mod tests {
     use super::*;
@@ -354,12 +225,14 @@ pub mod tests {
     pub const EXAMPLE: &str = r#"{
         "left": "tl1a2el", "right": "tl1a2er", "cpu": 1,
         "max_duration_ns": 130000000000, "sample_interval_ns": 10000000, "mtu_bytes": 1500,
-        "forward": {"rate_bps": 100000000, "limit": {"packets": 100}, "aqm": "droptail",
-                    "loss": {"bernoulli": {"p": 0.001}},
+        "forward": {"rate_bps": 100000000, "queue_pkts": 100, "queue_bytes": null,
+                    "aqm": {"name": "droptail"},
+                    "loss": {"model": "bernoulli", "p": 0.001},
                     "policer": {"rate_bps": 20000000, "burst_bytes": 64000}, "seed": 1},
-        "reverse": {"rate_bps": null, "limit": {"bytes": 150000},
-                    "aqm": {"codel": {"target_ns": 5000000, "interval_ns": 100000000}},
-                    "loss": {"gilbert_elliott": {"p": 0.01, "r": 0.3, "loss_good": 0.0, "loss_bad": 0.5}},
+        "reverse": {"rate_bps": null, "queue_pkts": null, "queue_bytes": 150000,
+                    "aqm": {"name": "codel", "target_ns": 5000000, "interval_ns": 100000000,
+                            "ecn": true, "ce_threshold_ns": null},
+                    "loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3, "loss_good": 0.0, "loss_bad": 0.5},
                     "seed": 2},
         "endpoints": [{"ip": "10.201.1.1", "forward_delay_ns": 30000000, "reverse_delay_ns": 30000000}]
     }"#;
@@ -379,14 +252,33 @@ pub mod tests {
         assert_eq!(c.max_delay_ns(true), 30_000_000);
         assert_eq!(c.forward.policer(), Some(Policer::new(20_000_000, 64_000)));
         assert_eq!(c.reverse.policer, None);
+        assert!(matches!(c.reverse.aqm, AqmSpec::Codel { ecn: true, .. }));
+        assert_eq!(c.reverse.loss.validate(), Ok(()));
     }
 
     #[test]
-    fn red_parses_with_its_params() {
-        let red = r#"{"red": {"min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1, "weight": 0.002, "gentle": true}}"#;
-        let text = EXAMPLE.replace(r#""aqm": "droptail""#, &format!(r#""aqm": {red}"#));
+    fn red_parses_with_its_params_in_the_scenarios_dialect() {
+        let red = r#"{"name": "red", "min_th_pkts": 5, "max_th_pkts": 15, "max_p": 0.1,
+            "weight": 0.002, "gentle": true, "ecn": true, "harddrop": false}"#;
+        let text = EXAMPLE.replace(
+            r#""aqm": {"name": "droptail"}"#,
+            &format!(r#""aqm": {red}"#),
+        );
         let c = Config::parse(&text).unwrap();
-        assert!(matches!(c.forward.aqm, AqmConfig::Red(r) if r.max_th_pkts == 15.0));
+        let AqmSpec::Red {
+            max_th_pkts, ecn, ..
+        } = c.forward.aqm
+        else {
+            panic!("{:?}", c.forward.aqm)
+        };
+        assert_eq!((max_th_pkts, ecn), (15.0, true));
+        // RED draws from the stream the lab always gave it, apart from the loss process's.
+        let built = c.forward.aqm::<crate::link::Pkt>();
+        let expected = c
+            .forward
+            .aqm
+            .build::<crate::link::Pkt>(1 ^ 0x5245_4400_0000_0000);
+        assert_eq!(format!("{built:?}"), format!("{expected:?}"));
     }
 
     #[test]
@@ -399,20 +291,25 @@ pub mod tests {
         assert!(e.contains("unknown field `q`"), "{e}");
         let e = error_of(&EXAMPLE.replace(r#""droptail""#, r#""fq""#));
         assert!(e.contains("unknown variant `fq`"), "{e}");
+        // The lab's former dialect is refused, not translated.
+        let e =
+            error_of(&EXAMPLE.replace(r#""aqm": {"name": "droptail"}"#, r#""aqm": "droptail""#));
+        assert!(e.contains("invalid type"), "{e}");
     }
 
     #[test]
     fn bad_values_name_the_field_path_and_value() {
         let cases = [
+            (r#""p": 0.001"#, r#""p": 1.5"#, "forward.loss.p: '1.5'"),
             (
-                r#""p": 0.001"#,
-                r#""p": 1.5"#,
-                "forward.loss.bernoulli.p: '1.5'",
+                r#""queue_pkts": 100"#,
+                r#""queue_pkts": 0"#,
+                "forward.queue_pkts: '0'",
             ),
             (
-                r#""packets": 100"#,
-                r#""packets": 0"#,
-                "forward.limit.packets: '0'",
+                r#""queue_bytes": 150000"#,
+                r#""queue_bytes": null"#,
+                "reverse.queue: 'None/None' exactly one of queue_pkts and queue_bytes",
             ),
             (
                 r#""rate_bps": 100000000"#,
@@ -422,7 +319,12 @@ pub mod tests {
             (
                 r#""target_ns": 5000000"#,
                 r#""target_ns": 0"#,
-                "reverse.aqm.codel.target_ns: '0'",
+                "reverse.aqm.target_ns: '0' must be positive",
+            ),
+            (
+                r#""loss_bad": 0.5"#,
+                r#""loss_bad": -1"#,
+                "reverse.loss.loss_bad: '-1'",
             ),
             (
                 r#""burst_bytes": 64000"#,
@@ -446,7 +348,9 @@ pub mod tests {
             ),
         ];
         for (from, to, expected) in cases {
-            let e = error_of(&EXAMPLE.replace(from, to));
+            let text = EXAMPLE.replace(from, to);
+            assert_ne!(text, EXAMPLE, "{from} is not in the example");
+            let e = error_of(&text);
             assert!(e.contains(expected), "{e} lacks {expected}");
         }
     }

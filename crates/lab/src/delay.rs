@@ -13,6 +13,8 @@ pub struct InFlight {
     pub size_bytes: u32,
     /// Index into the config's endpoints; `None` when unmatched.
     pub endpoint: Option<u16>,
+    /// It left the bottleneck marked CE: its IP header is rewritten before it is sent.
+    pub ce: bool,
     /// Departure order on this direction.
     pub seq: u64,
     /// When its (virtual) transmission at the bottleneck ended.
@@ -91,6 +93,7 @@ mod tests {
             id,
             size_bytes: 100,
             endpoint,
+            ce: false,
             seq: u64::from(id),
             departure_ns,
             release_ns: 0,

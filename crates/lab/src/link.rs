@@ -3,18 +3,27 @@
 //! tests a simulated clock.
 //!
 //! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → the token-bucket
-//! policer, if any → RED and the hard limit at arrival → a FIFO served at `rate_bps` (a packet
-//! starts at max(its arrival, the previous departure); CoDel decides as a packet leaves the queue)
-//! → the propagation delay of the packet's endpoint. For drop-tail and RED the departure is known
-//! at arrival (the analytic FIFO), so the packet goes straight into its delay line; CoDel keeps an
-//! explicit queue and a virtual transmitter that `advance` runs up to the present.
+//! policer, if any → the queue discipline and the hard limit → a transmitter at `rate_bps` → the
+//! propagation delay of the packet's endpoint. Netem's disciplines come in two kinds, driven as
+//! the simulator drives them:
+//! - *arrival* disciplines (drop-tail, RED) judge a packet as it arrives (`on_arrival`: pass,
+//!   mark or drop, before the hard limit); its departure is then known at once (the analytic
+//!   FIFO: it starts at max(its arrival, the previous departure)), so it goes straight into its
+//!   delay line;
+//! - *scheduled* disciplines (CoDel, and any other `Scheduled`) hold the packets themselves and
+//!   decide as one leaves: the link keeps a virtual transmitter that `advance` runs up to the
+//!   present, asking the discipline for the next packet each time it frees. What a discipline
+//!   discards (at enqueue or dequeue) hands its buffer back to the caller (`pop_freed`).
+//!
+//! A packet marked on the way (CE instead of a drop, ECN-capable packets only) is counted
+//! (`aqm_marks`) and leaves with `ce` set: the I/O loop rewrites its IP header before sending it.
 
 use std::collections::VecDeque;
 
 use tcpeval_netem::loss::LossModel;
 use tcpeval_netem::policer::Policer;
-use tcpeval_netem::queue::{Aqm, Limit};
-use tcpeval_netem::Frame;
+use tcpeval_netem::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
+use tcpeval_netem::{Ecn, Frame};
 
 use crate::config::DirectionConfig;
 use crate::delay::{DelayLines, InFlight};
@@ -29,11 +38,27 @@ pub struct Pkt {
     pub size_bytes: u32,
     /// Index into the config's endpoints; `None` when unmatched.
     pub endpoint: Option<u16>,
+    /// Its ECN codepoint, as read from the IP header; CE once a discipline marked it.
+    pub ecn: Ecn,
+    /// A hash of its 5-tuple (`Received::flow_key`).
+    pub flow_key: u64,
 }
 
 impl Frame for Pkt {
     fn size_bytes(&self) -> u32 {
         self.size_bytes
+    }
+
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+
+    fn mark_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+    }
+
+    fn flow_key(&self) -> u64 {
+        self.flow_key
     }
 }
 
@@ -53,7 +78,7 @@ pub enum Offer {
     Dropped(Drop),
 }
 
-/// CoDel's packet in (virtual) transmission.
+/// A scheduled discipline's packet in (virtual) transmission.
 #[derive(Debug, Clone, Copy)]
 struct OnTx {
     end_ns: u64,
@@ -80,15 +105,15 @@ pub struct Link {
     busy_until_ns: u64,
     transmitted_any: bool,
     next_seq: u64,
-    /// Drop-tail/RED: (departure, size) of the packets queued or in transmission.
+    /// Arrival disciplines: (departure, size) of the packets queued or in transmission.
     tx_fifo: VecDeque<(u64, u32)>,
     /// Packets (bytes) queued or in transmission.
     queued_pkts: u64,
     queued_bytes: u64,
     on_tx: Option<OnTx>,
-    /// CoDel's drops at dequeue (reused buffer).
-    codel_dropped: Vec<(u64, Pkt)>,
-    /// Buffers of frames CoDel dropped, for the caller to free.
+    /// What a scheduled discipline discarded in one call (reused buffer).
+    discarded: Vec<Discard<Pkt>>,
+    /// Buffers of frames a scheduled discipline discarded, for the caller to free.
     freed: Vec<u32>,
     delay: DelayLines,
     pub stats: DirStats,
@@ -112,7 +137,7 @@ impl Link {
             queued_pkts: 0,
             queued_bytes: 0,
             on_tx: None,
-            codel_dropped: Vec::with_capacity(capacity_pkts.min(4096)),
+            discarded: Vec::with_capacity(capacity_pkts.min(4096)),
             freed: Vec::with_capacity(capacity_pkts.min(4096)),
             delay: DelayLines::new(delays_ns, capacity_pkts),
             stats: DirStats::new(delays_ns.len(), capacity_pkts),
@@ -141,77 +166,125 @@ impl Link {
             self.depart(pkt, now_ns, false); // no bottleneck: straight into the delay line
             return Offer::Accepted;
         };
-        if let Some(drop) = self.admission_drop(now_ns, pkt, rate_bps) {
-            return Offer::Dropped(drop);
-        }
-        self.queued_pkts += 1;
-        self.queued_bytes += u64::from(pkt.size_bytes);
+        let offered = match self.aqm {
+            Aqm::Arrival(_) => self.offer_arrival(now_ns, pkt, rate_bps),
+            Aqm::Scheduled(_) => self.offer_scheduled(now_ns, pkt, rate_bps),
+        };
         let c = &mut self.stats.counters;
         c.max_queue_pkts = c.max_queue_pkts.max(self.queued_pkts);
         c.max_queue_bytes = c.max_queue_bytes.max(self.queued_bytes);
-        if let Aqm::Codel(codel) = &mut self.aqm {
-            codel.enqueue(now_ns, pkt);
-            if self.on_tx.is_none() {
-                self.start_tx(now_ns, rate_bps);
-            }
-        } else {
-            self.serve_analytic(now_ns, pkt, rate_bps);
-        }
-        Offer::Accepted
+        offered
     }
 
-    /// RED (at arrival), then the hard limit; counts the drop.
-    fn admission_drop(&mut self, now_ns: u64, pkt: Pkt, rate_bps: u64) -> Option<Drop> {
-        if let Aqm::Red(red) = &mut self.aqm {
-            // An empty link has been idle since its last transmission ended.
-            let idle_since_ns = (self.queued_pkts == 0).then_some(self.busy_until_ns);
-            let packet_time_ns = tx_time_ns(pkt.size_bytes, rate_bps);
-            if red.drops_arrival(now_ns, self.queued_pkts, idle_since_ns, packet_time_ns) {
-                self.stats.counters.aqm_drops += 1;
-                return Some(Drop::Aqm);
-            }
+    /// An arrival discipline's verdict, then the hard limit; an accepted packet's departure
+    /// is known now.
+    fn offer_arrival(&mut self, now_ns: u64, mut pkt: Pkt, rate_bps: u64) -> Offer {
+        let Aqm::Arrival(aqm) = &mut self.aqm else {
+            unreachable!("called for arrival disciplines")
+        };
+        let packet_time_ns = tx_time_ns(pkt.size_bytes, rate_bps);
+        let verdict = aqm.on_arrival(&Arrival {
+            now_ns,
+            backlog_pkts: self.queued_pkts,
+            backlog_bytes: self.queued_bytes,
+            busy_until_ns: self.busy_until_ns,
+            packet_time_ns,
+            ecn: pkt.ecn,
+        });
+        let c = &mut self.stats.counters;
+        if verdict == Verdict::Drop {
+            c.aqm_drops += 1;
+            return Offer::Dropped(Drop::Aqm);
         }
         if !self
             .limit
             .admits(self.queued_pkts, self.queued_bytes, pkt.size_bytes)
         {
-            self.stats.counters.queue_drops += 1;
-            return Some(Drop::Queue);
+            c.queue_drops += 1;
+            return Offer::Dropped(Drop::Queue);
         }
-        None
-    }
-
-    /// Drop-tail/RED: the departure is known now.
-    fn serve_analytic(&mut self, now_ns: u64, pkt: Pkt, rate_bps: u64) {
+        if verdict == Verdict::Mark {
+            pkt.mark_ce();
+            c.aqm_marks += 1;
+        }
+        self.queued_pkts += 1;
+        self.queued_bytes += u64::from(pkt.size_bytes);
         let back_to_back = self.transmitted_any && now_ns <= self.busy_until_ns;
-        let start_ns = self.busy_until_ns.max(now_ns);
-        let end_ns = start_ns + tx_time_ns(pkt.size_bytes, rate_bps);
+        let end_ns = self.busy_until_ns.max(now_ns) + packet_time_ns;
         self.busy_until_ns = end_ns;
         self.transmitted_any = true;
         self.tx_fifo.push_back((end_ns, pkt.size_bytes));
         self.depart(pkt, end_ns, back_to_back);
+        Offer::Accepted
     }
 
-    /// CoDel: the transmitter, idle at `now_ns`, takes the next packet CoDel lets through.
+    /// A scheduled discipline takes the packet (or refuses it, or discards others to make
+    /// room); an idle transmitter starts at once.
+    fn offer_scheduled(&mut self, now_ns: u64, pkt: Pkt, rate_bps: u64) -> Offer {
+        let over_limit = !self
+            .limit
+            .admits(self.queued_pkts, self.queued_bytes, pkt.size_bytes);
+        let Aqm::Scheduled(queue) = &mut self.aqm else {
+            unreachable!("called for scheduled disciplines")
+        };
+        let refused = queue.enqueue(now_ns, pkt, over_limit, &mut self.discarded);
+        if let Some(cause) = refused {
+            self.take_discarded();
+            return Offer::Dropped(self.count_drop(cause));
+        }
+        // Queued before the discards are taken off: the discipline may have made room by
+        // discarding the arrival itself (its buffer is then freed like the others').
+        self.queued_pkts += 1;
+        self.queued_bytes += u64::from(pkt.size_bytes);
+        self.take_discarded();
+        if self.on_tx.is_none() {
+            self.start_tx(now_ns, rate_bps);
+        }
+        Offer::Accepted
+    }
+
+    fn count_drop(&mut self, cause: Cause) -> Drop {
+        let c = &mut self.stats.counters;
+        match cause {
+            Cause::Overflow => {
+                c.queue_drops += 1;
+                Drop::Queue
+            }
+            Cause::Aqm => {
+                c.aqm_drops += 1;
+                Drop::Aqm
+            }
+        }
+    }
+
+    /// Take what the scheduled discipline discarded off the backlog, count it by cause and
+    /// hand its buffers back.
+    fn take_discarded(&mut self) {
+        while let Some(d) = self.discarded.pop() {
+            self.queued_pkts -= 1;
+            self.queued_bytes -= u64::from(d.pkt.size_bytes);
+            self.count_drop(d.cause);
+            self.freed.push(d.pkt.id);
+        }
+    }
+
+    /// Scheduled disciplines: the transmitter, idle at `now_ns`, takes the next packet the
+    /// discipline lets through.
     fn start_tx(&mut self, now_ns: u64, rate_bps: u64) {
-        let Aqm::Codel(codel) = &mut self.aqm else {
+        let Aqm::Scheduled(queue) = &mut self.aqm else {
             return;
         };
-        let next = codel.dequeue(now_ns, &mut self.codel_dropped);
-        for (_, p) in self.codel_dropped.drain(..) {
-            self.queued_pkts -= 1;
-            self.queued_bytes -= u64::from(p.size_bytes);
-            self.stats.counters.aqm_drops += 1;
-            self.freed.push(p.id);
-        }
-        let Some((_, pkt)) = next else { return };
+        let next = queue.dequeue(now_ns, &mut self.discarded);
+        self.take_discarded();
+        let Some(out) = next else { return };
+        self.stats.counters.aqm_marks += u64::from(out.marked);
         let back_to_back = self.transmitted_any && now_ns == self.busy_until_ns;
-        let end_ns = now_ns + tx_time_ns(pkt.size_bytes, rate_bps);
+        let end_ns = now_ns + tx_time_ns(out.pkt.size_bytes, rate_bps);
         self.busy_until_ns = end_ns;
         self.transmitted_any = true;
         self.on_tx = Some(OnTx {
             end_ns,
-            pkt,
+            pkt: out.pkt,
             back_to_back,
         });
     }
@@ -226,6 +299,7 @@ impl Link {
             id: pkt.id,
             size_bytes: pkt.size_bytes,
             endpoint: pkt.endpoint,
+            ce: pkt.ecn == Ecn::Ce,
             seq,
             departure_ns,
             release_ns: 0,
@@ -247,7 +321,7 @@ impl Link {
         let Some(rate_bps) = self.rate_bps else {
             return;
         };
-        // CoDel: each transmission end dequeues the next packet at that (virtual) instant.
+        // Scheduled: each transmission end dequeues the next packet at that (virtual) instant.
         while let Some(tx) = self.on_tx {
             if tx.end_ns > now_ns {
                 break;
@@ -260,7 +334,7 @@ impl Link {
         }
     }
 
-    /// A buffer CoDel dropped; the caller frees it.
+    /// A buffer the discipline discarded; the caller frees it.
     pub fn pop_freed(&mut self) -> Option<u32> {
         self.freed.pop()
     }
@@ -275,6 +349,7 @@ impl Link {
         let s = &mut self.stats;
         s.counters.sent_pkts += 1;
         s.counters.sent_bytes += u64::from(p.size_bytes);
+        s.counters.sent_ce_pkts += u64::from(p.ce);
         s.lateness.record(actual_ns.saturating_sub(p.release_ns));
         if let Some(e) = p.endpoint {
             s.added_delay[usize::from(e)].record(actual_ns.saturating_sub(p.departure_ns));

@@ -117,6 +117,13 @@ impl Pool {
         let offset = id as usize * self.stride_bytes;
         &self.slab[offset..offset + self.lens[id as usize] as usize]
     }
+
+    /// The received bytes of buffer `id`, to change before it is sent. Take it only while no
+    /// pointer from `ptr` is in use: it borrows the whole slab.
+    pub fn bytes_mut(&mut self, id: u32) -> &mut [u8] {
+        let offset = id as usize * self.stride_bytes;
+        &mut self.slab[offset..offset + self.lens[id as usize] as usize]
+    }
 }
 
 #[cfg(test)]

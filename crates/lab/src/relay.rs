@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
-use crate::frame::{EndpointTable, Received};
+use crate::frame::{self, EndpointTable, Received};
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
 use crate::samples::{Row, Samples};
@@ -241,6 +241,7 @@ impl Relay {
         self.pool.set_len(id, len);
         let frame = Received(self.pool.bytes(id));
         let (gso, size_bytes) = (frame.is_gso(), frame.size_bytes());
+        let (ecn, flow_key) = (frame.ecn(), frame.flow_key());
         let ip = match dir {
             Dir::Forward => frame.ipv4_src(),
             Dir::Reverse => frame.ipv4_dst(),
@@ -267,6 +268,8 @@ impl Relay {
             id,
             size_bytes,
             endpoint,
+            ecn,
+            flow_key,
         };
         if let Offer::Dropped(_) = link.offer(stamp.unwrap_or(read_ns), pkt) {
             self.pool.release(id);
@@ -291,7 +294,14 @@ impl Relay {
             };
             while self.due.len() < BATCH {
                 match link.pop_due(now) {
-                    Some(p) => self.due.push(p),
+                    Some(p) => {
+                        // The AQM's mark, onto the real header; before any buffer's address
+                        // is taken for the send.
+                        if p.ce {
+                            frame::set_ce(self.pool.bytes_mut(p.id));
+                        }
+                        self.due.push(p);
+                    }
                     None => break,
                 }
             }

@@ -18,8 +18,13 @@ pub struct Counters {
     pub policer_drops: u64,
     pub queue_drops: u64,
     pub aqm_drops: u64,
+    /// Packets the AQM set CE on instead of dropping them (ECN-capable ones only).
+    pub aqm_marks: u64,
     pub sent_pkts: u64,
     pub sent_bytes: u64,
+    /// Packets sent out carrying CE: the marks that left the emulator (the rest were still
+    /// held when the run ended, or lost in a send error).
+    pub sent_ce_pkts: u64,
     /// Not IPv4 or no endpoint matched: relayed with zero added delay.
     pub unmatched_pkts: u64,
     /// Frames with a GSO type (a setup error: the sender veth should send single packets).

@@ -19,7 +19,7 @@ from tcpeval.lab.emulator import BINARY
 from tcpeval.lab.run import run_lab
 from tcpeval.probe.binary import find_binary, probe_binary
 from tcpeval.result import Result
-from tcpeval.scenario import Scenario
+from tcpeval.scenario import Scenario, resolution
 from tcpeval.scenario.hosts import PROFILES, HostBehaviour
 from tcpeval.units import Rate
 
@@ -38,6 +38,7 @@ REFUSED = {
     "flow.sink_rate": "memory to memory: no application rate",
 }
 MIN_CPUS = 2
+L4S_REASON = "needs AccECN (RFC 9768), which this kernel lacks (net.ipv4.tcp_ecn accepts 0–2)"
 
 
 class Lab:
@@ -81,7 +82,8 @@ class Lab:
                 reason = "one receiver for every group: the same in every [[flow]]"
                 problems.append(Problem(f"{path}.sack_compression", host.sack_compression, reason))
             problems += _kernel_recovery(path, group.host, host)
-        return problems
+        # Resolved only once nothing else is refused ([[web]] resolves only where it runs).
+        return problems or _ecn(scenario)
 
     def run(self, scenario: Scenario) -> Result:
         return run_lab(scenario)
@@ -105,6 +107,17 @@ def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Pro
             reason = f"is not supported: this kernel's {key.replace('_', ' ')} is {kernel_does}"
             problems.append(Problem(f"{path}.{field}", value, reason))
     return problems
+
+
+def _ecn(scenario: Scenario) -> list[Problem]:
+    """A flow's ECN the kernel cannot speak, named by its [[flow]] table: classic ECN
+    (RFC 3168, tcp_ecn = 1) it can; L4S senders need AccECN feedback, which it lacks."""
+    found = resolution(scenario)
+    problems: dict[str, Problem] = {}
+    for flow, origin in zip(found.resolved["flows"], found.origins["flows"], strict=True):
+        if flow.get("ecn", "off") == "l4s":
+            problems.setdefault(origin, Problem(f"{origin}.ecn", "l4s", L4S_REASON))
+    return list(problems.values())
 
 
 BACKEND = Lab()

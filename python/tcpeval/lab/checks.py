@@ -13,6 +13,9 @@ Tolerances (docs/lab.md, "The self-check"):
 - retransmissions of the forward flows equal to the drops on the forward path, within
   max(5, 5%): each drop costs one retransmission; more means the kernel saw a loss the
   emulator did not make (or timed out spuriously), fewer means a drop went unrepaired;
+- the CE marks the emulator sent equal to the CE packets the receiving kernels counted
+  (`IpExt: InCEPkts`), exactly: a mark lost on the way, or a CE the emulator did not make,
+  means the senders were told of congestion other than the path's;
 - no reordering seen by any sender (TCP_INFO `reord_seen`);
 - every setting read back as asked (sysctls, the algorithm each socket got, the MSS).
 """
@@ -126,6 +129,23 @@ def retransmits(forward: dict[str, Any], retransmitted: int) -> Check:
     slack = max(RETRANSMIT_SLACK[0], RETRANSMIT_SLACK[1] * drops)
     ok = abs(retransmitted - drops) <= slack
     return Check("retransmissions vs forward drops", ok, retransmitted, drops, f"±{slack:.0f}")
+
+
+def marks(stats: dict[str, Any], received_ce: dict[str, int]) -> Check:
+    """Per direction, the packets the emulator sent with CE against the CE packets the
+    kernels at that direction's far end received. Exact: the senders set ECT, never CE, so
+    every CE packet a receiver sees is one the emulator marked; `InCEPkts` counts a packet in
+    the IP layer before anything may discard it; and what a veth or a backlog drops on the
+    way voids the run already (`own_drops`). Marks the AQM made on packets still held when
+    the run ended were never sent, so they are not asked for; the note states the AQM's
+    marks."""
+    names = ("forward", "reverse")
+    sent = {name: stats[name]["sent_ce_pkts"] for name in names}
+    received = {name: received_ce[name] for name in names}
+    made = {name: stats[name]["aqm_marks"] for name in names}
+    note = ", ".join(f"{name} {count}" for name, count in made.items() if count)
+    note = f"the AQM marked {note}" if note else ""
+    return Check("marks", received == sent, received, sent, "equal", note)
 
 
 def reordering(reorderings: int | None) -> Check | None:

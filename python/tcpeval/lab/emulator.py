@@ -2,9 +2,10 @@
 resolved scenario, and the process that relays the traffic between the two halves of the lab.
 
 The bottleneck is the scenario's link 0: rate, queue, AQM, loss and policer, applied by the
-same code the simulator runs (crates/netem); the policer, as in the simulator, polices the
-forward direction only. Each host's base RTT is split evenly
-between the two directions as a per-host delay. A reverse direction with its own rate and
+same code the simulator runs (crates/netem), described in the same dialect (no translation);
+the policer, as in the simulator, polices the forward direction only. An AQM asked to mark
+sets CE in the real packets' IP headers. Each host's base RTT is split evenly between the two
+directions as a per-host delay. A reverse direction with its own rate and
 queue exists, as in the simulator, only where reverse data or reverse loss needs it; otherwise
 the return path is a delay line.
 """
@@ -44,18 +45,12 @@ def config(
     duration_ns: int,
     sample_interval_ns: int,
 ) -> dict[str, Any]:
-    """The emulator's configuration for link 0 of a resolved scenario."""
-    limit = (
-        {"packets": link["queue_pkts"]}
-        if link["queue_pkts"] is not None
-        else {"bytes": link["queue_bytes"]}
-    )
-    aqm = _variant(link["aqm"], "name", "droptail")
-    forward = _direction(link["rate_bps"], limit, aqm, link["loss"], 1)
-    forward["policer"] = link["policer"]
-    reverse = _direction(
-        link["rate_bps"] if reverse_queue else None, limit, "droptail", link["reverse_loss"], 2
-    )
+    """The emulator's configuration for link 0 of a resolved scenario. The queue, AQM, loss
+    and policer entries are netem's dialect (crates/netem/src/spec.rs) in both, so they pass
+    through untouched; the reverse direction is drop-tail with the same limit."""
+    forward = _direction(link, link["rate_bps"], link["aqm"], link["loss"], link["policer"], 1)
+    reverse_rate = link["rate_bps"] if reverse_queue else None
+    reverse = _direction(link, reverse_rate, DROPTAIL, link["reverse_loss"], None, 2)
     return {
         "left": topology.left_dev,
         "right": topology.right_dev,
@@ -76,24 +71,26 @@ def config(
     }
 
 
+DROPTAIL = {"name": "droptail"}
+
+
 def _direction(
-    rate_bps: int | None, limit: dict[str, int], aqm: Any, loss: dict[str, Any], stream: int
+    link: dict[str, Any],
+    rate_bps: int | None,
+    aqm: dict[str, Any],
+    loss: dict[str, Any],
+    policer: dict[str, int] | None,
+    seed: int,
 ) -> dict[str, Any]:
     return {
         "rate_bps": rate_bps,
-        "limit": limit,
+        "queue_pkts": link["queue_pkts"],
+        "queue_bytes": link["queue_bytes"],
         "aqm": aqm,
-        "loss": _variant(loss, "model", "none"),
-        "seed": stream,
+        "loss": loss,
+        "policer": policer,
+        "seed": seed,
     }
-
-
-def _variant(entry: dict[str, Any], tag: str, bare: str) -> Any:
-    """The resolved scenario's tagged entry, e.g. {"model": "bernoulli", "p": 0.01}, in the
-    emulator's form {"bernoulli": {"p": 0.01}}; the variant without parameters as its name."""
-    if entry[tag] == bare:
-        return bare
-    return {entry[tag]: {key: value for key, value in entry.items() if key != tag}}
 
 
 class Emulator:

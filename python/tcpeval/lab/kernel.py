@@ -1,5 +1,6 @@
 """Counters of the kernel's packet path outside the bottleneck: where a packet can be lost
-without the emulator deciding it (a per-CPU backlog overflowing, a veth refusing a frame)."""
+without the emulator deciding it (a per-CPU backlog overflowing, a veth refusing a frame),
+and what a namespace's IP layer received (the CE marks among it)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,17 @@ def link_drops(veths: list[tuple[str, str]]) -> dict[str, int]:
         shown = json.loads(ns_sh(ns, "ip", "-s", "-j", "link", "show", dev))[0]["stats64"]
         drops[dev] = shown["rx"]["dropped"] + shown["tx"]["dropped"]
     return drops
+
+
+def ip_counters(ns: str) -> dict[str, int]:
+    """The IP layer's extended counters of a namespace (`IpExt` of its /proc/net/netstat, a
+    header line of names then one of values): `InCEPkts` counts the packets it received with
+    CE (per segment, before any other check), `InCsumErrors` the IPv4 headers it dropped for
+    a wrong checksum."""
+    rows = [line.split()[1:] for line in ns_sh(ns, "cat", "/proc/net/netstat").splitlines()
+            if line.startswith("IpExt:")]  # fmt: skip
+    names, values = rows[0], rows[1]
+    return {name: int(value) for name, value in zip(names, values, strict=True)}
 
 
 def algorithms() -> list[str]:

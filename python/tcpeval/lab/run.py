@@ -167,9 +167,12 @@ class LabRun:
 
     def _measure(self, address: str) -> tuple[dict[str, Any], pd.DataFrame, dict[str, int]]:
         """Runs the traffic through the emulator: its statistics, its samples and the
-        kernel's drops outside the bottleneck."""
+        kernel's drops outside the bottleneck; the CE packets each direction's receiving
+        kernels counted go to `received_ce`."""
         backlog_before = kernel.backlog_drops()
         links_before = kernel.link_drops(self.topology.veths())
+        receivers = self._receivers()
+        ip_before = {ns: kernel.ip_counters(ns) for nss in receivers.values() for ns in nss}
         # A thread of any process landing on the emulator's CPU runs a whole time slice
         # (~1 ms here: DAMON's kdamond, the host agent) before the emulator gets it back.
         self.threads_moved = self.ledger.clear_cpu(EMULATOR_CPU)
@@ -188,7 +191,25 @@ class LabRun:
         drops = {"kernel backlog": kernel.backlog_drops() - backlog_before}
         links_after = kernel.link_drops(self.topology.veths())
         drops |= {f"veth {dev}": links_after[dev] - n for dev, n in links_before.items()}
+        ip_delta = {
+            ns: {key: value - ip_before[ns][key] for key, value in kernel.ip_counters(ns).items()}
+            for ns in ip_before
+        }
+        self.received_ce = {
+            direction: sum(ip_delta[ns]["InCEPkts"] for ns in nss)
+            for direction, nss in receivers.items()
+        }
+        # A header the emulator rewrote (CE) with a wrong checksum is dropped on arrival.
+        drops["IP header checksum errors"] = sum(d["InCsumErrors"] for d in ip_delta.values())
         return stats, samples, drops
+
+    def _receivers(self) -> dict[str, list[str]]:
+        """The namespaces each direction delivers to: the receiver (forward), every sender
+        and source (reverse)."""
+        return {
+            "forward": [self.topology.receiver.ns],
+            "reverse": [host.ns for host in self.topology.left_hosts],
+        }
 
     def _emulator_config(self) -> dict[str, Any]:
         delays = [Delay(g.host.ip, g.first["rtt_ns"]) for g in self.groups if g.host]
@@ -214,10 +235,10 @@ class LabRun:
         self._allow_algorithms()
         asked: dict[str, str] = {}
         granted: dict[str, str] = {}
-        hosts = [(g.host, g.first) for g in self.groups if g.host]
-        hosts.append((self.topology.receiver, self.groups[0].first))
-        for host, flow in hosts:
-            wanted = _host_sysctls(flow, buffer_bytes)
+        hosts = [(g.host, g.first, _tcp_ecn(g)) for g in self.groups if g.host]
+        hosts.append((self.topology.receiver, self.groups[0].first, TCP_ECN_ACCEPT))
+        for host, flow, tcp_ecn in hosts:
+            wanted = _host_sysctls(flow, buffer_bytes) | {"net.ipv4.tcp_ecn": tcp_ecn}
             asked |= {f"{host.ns}:{k}": v for k, v in wanted.items()}
             granted |= {f"{host.ns}:{k}": v for k, v in set_sysctls(host.ns, wanted).items()}
         for group in self.groups:
@@ -361,6 +382,7 @@ class LabRun:
         if not self.cbr and not any(f["reverse"] for f in self.resolved["flows"]):
             retransmitted = sum(f["retransmits"] or 0 for f in flows)
             found.append(checks.retransmits(stats["forward"], retransmitted))
+        found.append(checks.marks(stats, self.received_ce))
         frames = [result.flows for _, result in probes]
         found.append(checks.reordering(_last_total(frames, "reord_seen")))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
@@ -397,6 +419,7 @@ class LabRun:
             "queue_drops": direction["queue_drops"],
             "random_drops": direction["random_drops"],
             "aqm_drops": direction["aqm_drops"],
+            "aqm_marks": direction["aqm_marks"],
             "policer_drops": direction["policer_drops"],
             "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
             "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
@@ -480,6 +503,25 @@ def _groups(resolved: dict[str, Any]) -> list[Group]:
     for flow in resolved["flows"]:
         groups.setdefault(flow["group"], Group(flow["group"], [])).flows.append(flow)
     return list(groups.values())
+
+
+# net.ipv4.tcp_ecn: 1 asks for ECN on the connections it opens and accepts it, 2 (Linux's
+# default) only accepts it when asked, 0 neither. This kernel takes nothing above 2 (no
+# AccECN), which L4S senders need; the backend refuses `ecn = "l4s"` (backends/lab.py).
+TCP_ECN_ASK = "1"
+TCP_ECN_ACCEPT = "2"
+TCP_ECN_OFF = "0"
+
+
+def _tcp_ecn(group: Group) -> str:
+    """A sender namespace asks for classic ECN (RFC 3168) if any of its flows wants it, and
+    is off otherwise. Its flows open the connections, also those whose data comes back
+    (`reverse`): ECN is negotiated by the SYN, then both ends send ECT."""
+    wanted = {flow.get("ecn", "off") for flow in group.flows}
+    unknown = wanted - {"off", "classic"}
+    if unknown:
+        raise LabError(f"flow[{group.index}].ecn: {sorted(unknown)} is not supported in the lab")
+    return TCP_ECN_ASK if "classic" in wanted else TCP_ECN_OFF
 
 
 def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:

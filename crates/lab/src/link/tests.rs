@@ -1,19 +1,23 @@
 //! The sans-IO link over packet traces with a simulated clock.
 
+use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec};
+
 use super::*;
-use crate::config::{
-    AqmConfig, BernoulliConfig, CodelConfig, LimitConfig, LossConfig, PolicerConfig, RedConfig,
-};
 
 const MS: u64 = 1_000_000;
 const RATE_BPS: u64 = 100_000_000;
 /// 1500 bytes at 100 Mb/s.
 const PKT_TIME_NS: u64 = 120_000;
 
-fn direction(limit: LimitConfig, aqm: AqmConfig, loss: LossConfig) -> DirectionConfig {
+fn direction(limit: Limit, aqm: AqmSpec, loss: LossSpec) -> DirectionConfig {
+    let (queue_pkts, queue_bytes) = match limit {
+        Limit::Packets(n) => (Some(n), None),
+        Limit::Bytes(n) => (None, Some(n)),
+    };
     DirectionConfig {
         rate_bps: Some(RATE_BPS),
-        limit,
+        queue_pkts,
+        queue_bytes,
         aqm,
         loss,
         policer: None,
@@ -23,9 +27,9 @@ fn direction(limit: LimitConfig, aqm: AqmConfig, loss: LossConfig) -> DirectionC
 
 fn droptail(limit_pkts: u64) -> DirectionConfig {
     direction(
-        LimitConfig::Packets(limit_pkts),
-        AqmConfig::Droptail,
-        LossConfig::None,
+        Limit::Packets(limit_pkts),
+        AqmSpec::Droptail {},
+        LossSpec::None {},
     )
 }
 
@@ -35,6 +39,7 @@ struct Arrival {
     at_ns: u64,
     size_bytes: u32,
     endpoint: Option<u16>,
+    ecn: Ecn,
 }
 
 fn full(at_ns: u64, endpoint: Option<u16>) -> Arrival {
@@ -42,6 +47,18 @@ fn full(at_ns: u64, endpoint: Option<u16>) -> Arrival {
         at_ns,
         size_bytes: 1500,
         endpoint,
+        ecn: Ecn::NotEct,
+    }
+}
+
+/// Packet `id` of a trace, of flow 0.
+fn pkt(id: u32, size_bytes: u32, endpoint: Option<u16>, ecn: Ecn) -> Pkt {
+    Pkt {
+        id,
+        size_bytes,
+        endpoint,
+        ecn,
+        flow_key: 0,
     }
 }
 
@@ -71,11 +88,7 @@ fn drive(link: &mut Link, trace: &[Arrival], jitter: impl Fn(u64) -> u64) -> Run
     for (i, a) in trace.iter().enumerate() {
         // Run time forward in small steps so CoDel's transmitter dequeues on time.
         send_due(link, &mut run, a.at_ns);
-        let pkt = Pkt {
-            id: i as u32,
-            size_bytes: a.size_bytes,
-            endpoint: a.endpoint,
-        };
+        let pkt = pkt(i as u32, a.size_bytes, a.endpoint, a.ecn);
         if let Offer::Dropped(d) = link.offer(a.at_ns, pkt) {
             run.dropped.push((i as u32, d));
         }
@@ -163,10 +176,10 @@ fn order_is_kept_per_endpoint_with_two_delays() {
 
 #[test]
 fn bernoulli_loss_rate_is_within_its_binomial_99_percent_interval() {
-    let loss = LossConfig::Bernoulli(BernoulliConfig { p: 0.01 });
+    let loss = LossSpec::Bernoulli { p: 0.01 };
     let cfg = DirectionConfig {
         rate_bps: None,
-        ..direction(LimitConfig::Packets(10), AqmConfig::Droptail, loss)
+        ..direction(Limit::Packets(10), AqmSpec::Droptail {}, loss)
     };
     let mut link = Link::new(&cfg, &[MS], 1000);
     let n = 200_000u64;
@@ -183,7 +196,7 @@ fn bernoulli_loss_rate_is_within_its_binomial_99_percent_interval() {
 fn the_policer_holds_an_overload_to_its_rate_before_the_queue() {
     // 50 Mb/s offered to a 100 Mb/s link policed at 20 Mb/s with a 15 KB bucket, for 2 s:
     // what leaves is the bucket plus 20 Mb/s, to within a packet; the queue never fills.
-    let policer = PolicerConfig {
+    let policer = PolicerSpec {
         rate_bps: 20_000_000,
         burst_bytes: 15_000,
     };
@@ -209,8 +222,8 @@ fn the_policer_holds_an_overload_to_its_rate_before_the_queue() {
 }
 
 /// Offer each arrival and check the hard limit acted exactly at the limit.
-fn assert_limit_exact(limit: LimitConfig, sizes: impl Fn(u64) -> u32) {
-    let cfg = direction(limit, AqmConfig::Droptail, LossConfig::None);
+fn assert_limit_exact(limit: Limit, sizes: impl Fn(u64) -> u32) {
+    let cfg = direction(limit, AqmSpec::Droptail {}, LossSpec::None {});
     let mut link = Link::new(&cfg, &[MS], 10_000);
     let (mut accepted, mut dropped) = (0, 0);
     for i in 0..20_000u64 {
@@ -220,15 +233,10 @@ fn assert_limit_exact(limit: LimitConfig, sizes: impl Fn(u64) -> u32) {
         let (q_pkts, q_bytes) = link.queue();
         let size_bytes = sizes(i);
         let fits = match limit {
-            LimitConfig::Packets(n) => q_pkts < n,
-            LimitConfig::Bytes(n) => q_bytes + u64::from(size_bytes) <= n,
+            Limit::Packets(n) => q_pkts < n,
+            Limit::Bytes(n) => q_bytes + u64::from(size_bytes) <= n,
         };
-        let pkt = Pkt {
-            id: i as u32,
-            size_bytes,
-            endpoint: Some(0),
-        };
-        match link.offer(at_ns, pkt) {
+        match link.offer(at_ns, pkt(i as u32, size_bytes, Some(0), Ecn::NotEct)) {
             Offer::Accepted => {
                 assert!(fits, "accepted beyond the limit at {i}");
                 accepted += 1;
@@ -250,56 +258,95 @@ fn assert_limit_exact(limit: LimitConfig, sizes: impl Fn(u64) -> u32) {
         (dropped, 0, 0)
     );
     match limit {
-        LimitConfig::Packets(n) => assert_eq!(c.max_queue_pkts, n),
-        LimitConfig::Bytes(n) => assert!(c.max_queue_bytes <= n),
+        Limit::Packets(n) => assert_eq!(c.max_queue_pkts, n),
+        Limit::Bytes(n) => assert!(c.max_queue_bytes <= n),
     }
 }
 
 #[test]
 fn queue_drops_happen_only_beyond_the_packet_limit() {
-    assert_limit_exact(LimitConfig::Packets(100), |_| 1500);
+    assert_limit_exact(Limit::Packets(100), |_| 1500);
 }
 
 #[test]
 fn queue_drops_happen_only_beyond_the_byte_limit() {
-    assert_limit_exact(LimitConfig::Bytes(150_000), |i| {
-        [1500, 52, 900][(i % 3) as usize]
-    });
+    assert_limit_exact(Limit::Bytes(150_000), |i| [1500, 52, 900][(i % 3) as usize]);
 }
 
-#[test]
-fn red_drops_are_aqm_drops() {
-    let red = AqmConfig::Red(RedConfig {
+fn red(ecn: bool) -> AqmSpec {
+    AqmSpec::Red {
         min_th_pkts: 5.0,
         max_th_pkts: 15.0,
         max_p: 0.1,
         weight: 0.02,
         gentle: true,
-    });
-    let cfg = direction(LimitConfig::Packets(1000), red, LossConfig::None);
+        ecn,
+        harddrop: false,
+    }
+}
+
+fn codel(ecn: bool) -> AqmSpec {
+    AqmSpec::Codel {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+        ecn,
+        ce_threshold_ns: None,
+    }
+}
+
+/// `trace` with every packet of codepoint `ecn`.
+fn with_ecn(trace: Vec<Arrival>, ecn: Ecn) -> Vec<Arrival> {
+    trace.into_iter().map(|a| Arrival { ecn, ..a }).collect()
+}
+
+#[test]
+fn red_drops_are_aqm_drops() {
+    let cfg = direction(Limit::Packets(1000), red(false), LossSpec::None {});
     let mut link = Link::new(&cfg, &[MS], 10_000);
-    let trace = overload(20_000, PKT_TIME_NS * 10 / 11, 1);
+    // Marking is asked for nowhere: ECN-capable packets are dropped all the same.
+    let trace = with_ecn(overload(20_000, PKT_TIME_NS * 10 / 11, 1), Ecn::Ect0);
     let run = drive(&mut link, &trace, |_| 0);
     let c = link.stats.counters;
     assert!(c.aqm_drops > 1000, "{c:?}");
-    assert_eq!(c.queue_drops, 0);
+    assert_eq!((c.queue_drops, c.aqm_marks, c.sent_ce_pkts), (0, 0, 0));
     assert!(c.max_queue_pkts < 100, "{c:?}");
     assert_eq!(run.sent.len() as u64 + c.aqm_drops, 20_000);
 }
 
 #[test]
+fn red_with_ecn_marks_capable_packets_where_it_would_drop_them() {
+    // The same overload, ECT(0): RED signals as often, but by marks. An unresponsive
+    // overload is not held down by marks, so the queue grows to the hard limit, which drops.
+    let cfg = direction(Limit::Packets(1000), red(true), LossSpec::None {});
+    let mut link = Link::new(&cfg, &[MS], 10_000);
+    let trace = with_ecn(overload(20_000, PKT_TIME_NS * 10 / 11, 1), Ecn::Ect0);
+    let run = drive(&mut link, &trace, |_| 0);
+    let c = link.stats.counters;
+    assert_eq!(c.aqm_drops, 0, "{c:?}");
+    assert!(c.aqm_marks > 1000, "{c:?}");
+    let marked = run.sent.iter().filter(|(p, _)| p.ce).count() as u64;
+    assert_eq!((c.sent_ce_pkts, marked), (c.aqm_marks, c.aqm_marks));
+    assert_eq!(run.sent.len() as u64 + c.queue_drops, 20_000);
+    // Not-ECT packets on the same link are dropped, never marked.
+    let mut link = Link::new(&cfg, &[MS], 10_000);
+    drive(
+        &mut link,
+        &overload(20_000, PKT_TIME_NS * 10 / 11, 1),
+        |_| 0,
+    );
+    let c = link.stats.counters;
+    assert!(c.aqm_drops > 1000 && c.aqm_marks == 0, "{c:?}");
+}
+
+#[test]
 fn codel_drops_are_aqm_drops_at_dequeue() {
-    let codel = AqmConfig::Codel(CodelConfig {
-        target_ns: 5 * MS,
-        interval_ns: 100 * MS,
-    });
-    let cfg = direction(LimitConfig::Packets(10_000), codel, LossConfig::None);
+    let cfg = direction(Limit::Packets(10_000), codel(false), LossSpec::None {});
     let mut link = Link::new(&cfg, &[MS], 20_000);
     // 5% overload for 30 s (250 000 packets).
     let trace = overload(250_000, PKT_TIME_NS * 100 / 105, 1);
     let run = drive(&mut link, &trace, |_| 0);
     let c = link.stats.counters;
-    assert_eq!(c.queue_drops, 0);
+    assert_eq!((c.queue_drops, c.aqm_marks), (0, 0));
     let share = c.aqm_drops as f64 / 250_000.0;
     assert!((0.04..0.05).contains(&share), "{share}");
     // Every CoDel drop hands its buffer back; the rest are sent.
@@ -312,6 +359,40 @@ fn codel_drops_are_aqm_drops_at_dequeue() {
     let b = link.stats.backlogged.total();
     let rate = b.bytes as f64 * 8e9 / b.ns as f64;
     assert!((rate / RATE_BPS as f64 - 1.0).abs() < 0.001, "{rate}");
+}
+
+#[test]
+fn codel_with_ecn_marks_at_dequeue_and_the_marks_leave_marked() {
+    // A burst the link takes 250 ms to clear, once: CoDel's sojourn stays above target for
+    // more than an interval, so it signals, by marks since every packet is ECT(0).
+    let cfg = direction(Limit::Packets(10_000), codel(true), LossSpec::None {});
+    let mut link = Link::new(&cfg, &[MS], 20_000);
+    let trace = with_ecn(overload(2_000, PKT_TIME_NS / 2, 1), Ecn::Ect0);
+    let run = drive(&mut link, &trace, |_| 0);
+    let c = link.stats.counters;
+    assert_eq!((c.aqm_drops, c.queue_drops), (0, 0));
+    assert!(c.aqm_marks > 0, "{c:?}");
+    assert_eq!(run.sent.len(), 2_000);
+    let marked = run.sent.iter().filter(|(p, _)| p.ce).count() as u64;
+    assert_eq!((c.sent_ce_pkts, marked), (c.aqm_marks, c.aqm_marks));
+    // The marks fell where CoDel signals: after the first interval above target.
+    let first = run.sent.iter().find(|(p, _)| p.ce).unwrap().0;
+    assert!(first.departure_ns >= 100 * MS, "{first:?}");
+}
+
+#[test]
+fn a_scheduled_discipline_with_a_full_buffer_refuses_the_arrival() {
+    // CoDel behind a 10-packet limit, 2.4× overload for 100 ms (below CoDel's interval, so
+    // only the limit acts): every refusal is a queue drop, its buffer the caller's to free.
+    let cfg = direction(Limit::Packets(10), codel(true), LossSpec::None {});
+    let mut link = Link::new(&cfg, &[MS], 1_000);
+    let run = drive(&mut link, &overload(2_000, 50_000, 1), |_| 0);
+    let c = link.stats.counters;
+    assert!(c.queue_drops > 1000, "{c:?}");
+    assert_eq!((c.aqm_drops, c.max_queue_pkts), (0, 10));
+    let refused = run.dropped.iter().filter(|d| d.1 == Drop::Queue).count() as u64;
+    assert_eq!(refused, c.queue_drops);
+    assert_eq!(run.sent.len() as u64 + c.queue_drops, 2_000);
 }
 
 #[test]
@@ -341,12 +422,10 @@ fn without_a_rate_there_is_no_queue_and_unmatched_frames_get_no_delay() {
 fn late_read_arrivals_never_run_time_backwards() {
     let mut link = Link::new(&droptail(10), &[MS], 100);
     link.advance(1_000_000);
-    let pkt = Pkt {
-        id: 0,
-        size_bytes: 1500,
-        endpoint: Some(0),
-    };
-    assert_eq!(link.offer(500_000, pkt), Offer::Accepted);
+    assert_eq!(
+        link.offer(500_000, pkt(0, 1500, Some(0), Ecn::NotEct)),
+        Offer::Accepted
+    );
     link.advance(u64::MAX / 4);
     let p = link.pop_due(u64::MAX / 4).unwrap();
     assert_eq!(p.departure_ns, 1_000_000 + PKT_TIME_NS);

@@ -1,0 +1,142 @@
+"""The lab's emulator speaks netem's dialect (crates/netem/src/spec.rs), as the simulator does:
+the resolved scenario's link entries go into its config untouched, and the emulator parses
+them. Also how a lab run sets ECN per namespace, and what ECN it refuses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tcpeval.backends import lab as lab_backend
+from tcpeval.lab import emulator
+from tcpeval.lab.emulator import Delay
+from tcpeval.lab.netns import LabError
+from tcpeval.lab.run import TCP_ECN_ASK, TCP_ECN_OFF, Group, _tcp_ecn
+from tcpeval.lab.topology import Host, Topology
+from tcpeval.probe.binary import find_binary
+from tcpeval.scenario import parse_scenario, resolution
+
+# Names no interface of this host has: the emulator parses and validates its config, then
+# stops at the first interface, which is what these tests want of it.
+LEFT, RIGHT = "tlcfgtestl", "tlcfgtestr"
+
+
+def topology() -> Topology:
+    receiver = Host("tlxr", "tlxr", "10.201.2.1", "02:74:6c:02:00:00", 1500)
+    sender = Host("tlxs0", "tlxs0", "10.201.1.1", "02:74:6c:01:00:00", 1500)
+    return Topology("tlx", "tlxe", LEFT, RIGHT, receiver, senders=[sender])
+
+
+def resolved_link(bottleneck: dict) -> dict:
+    data = {"name": "c", "duration": "10s", "bottleneck": bottleneck,
+            "flow": [{"cc": "cubic", "rtt": "40ms"}]}  # fmt: skip
+    return resolution(parse_scenario(data)).resolved["links"][0]
+
+
+def config_for(link: dict, reverse_queue: bool = True) -> dict:
+    delays = [Delay("10.201.1.1", 40_000_000)]
+    return emulator.config(link, topology(), delays, reverse_queue, 10**10, 10**7)
+
+
+# RED and CoDel as the scenario will resolve them once it carries their ECN keys (the
+# integrator's part: resolve_aqm adds `ecn`, `harddrop`, `ce_threshold_ns`).
+RED_MARKING = {"name": "red", "min_th_pkts": 83.3, "max_th_pkts": 250.0, "max_p": 0.1,
+               "weight": 0.002, "gentle": True, "ecn": True, "harddrop": False}  # fmt: skip
+CODEL_MARKING = {"name": "codel", "target_ns": 5_000_000, "interval_ns": 100_000_000,
+                 "ecn": True, "ce_threshold_ns": None}  # fmt: skip
+
+
+def test_the_resolved_links_entries_pass_through_untouched():
+    link = resolved_link(
+        {"rate": "100Mbps", "queue": "100pkt", "loss": 0.01, "policer": {"rate": "20Mbps"},
+         "ack_loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3}}
+    )  # fmt: skip
+    made = config_for(link)
+    forward, reverse = made["forward"], made["reverse"]
+    for key in ("rate_bps", "queue_pkts", "queue_bytes", "aqm", "loss", "policer"):
+        assert forward[key] == link[key], key
+    assert (forward["queue_pkts"], forward["queue_bytes"]) == (100, None)
+    assert forward["loss"] == {"model": "bernoulli", "p": 0.01}
+    # The reverse direction: the same limit, drop-tail, the ACK path's loss, no policer.
+    assert reverse["aqm"] == {"name": "droptail"}
+    assert reverse["loss"] == link["reverse_loss"]
+    assert (reverse["queue_pkts"], reverse["policer"]) == (100, None)
+    assert reverse["rate_bps"] == link["rate_bps"]
+    assert config_for(link, reverse_queue=False)["reverse"]["rate_bps"] is None
+    assert (forward["seed"], reverse["seed"]) == (1, 2)
+
+
+def emulate(config: dict, tmp_path: Path) -> str:
+    """What the emulator says of `config` (it exits at the missing interface at best)."""
+    path = tmp_path / "emulator.json"
+    path.write_text(json.dumps(config | {"cpu": None}))
+    outputs = ["--stats", str(tmp_path / "s.json"), "--samples", str(tmp_path / "l.csv")]
+    command = [str(find_binary(emulator.BINARY)), "emulate", "--config", str(path), *outputs]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 2, done
+    return done.stderr.strip()
+
+
+@pytest.mark.parametrize(
+    "bottleneck",
+    [
+        {"rate": "100Mbps", "queue": "100%bdp"},
+        {"rate": "100Mbps", "queue": "100pkt", "loss": 0.001, "policer": {"rate": "20Mbps"}},
+        {
+            "rate": "100Mbps",
+            "queue": "1MB",
+            "ack_loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3},
+        },
+    ],
+)
+def test_the_emulator_parses_what_the_scenario_resolves(bottleneck: dict, tmp_path: Path):
+    said = emulate(config_for(resolved_link(bottleneck)), tmp_path)
+    assert said.startswith(f"error: config left: '{LEFT}' interface not found"), said
+
+
+@pytest.mark.parametrize("aqm", [RED_MARKING, CODEL_MARKING])
+def test_the_emulator_parses_marking_disciplines(aqm: dict, tmp_path: Path):
+    link = resolved_link({"rate": "100Mbps", "queue": "100%bdp"}) | {"aqm": aqm}
+    said = emulate(config_for(link), tmp_path)
+    assert said.startswith(f"error: config left: '{LEFT}' interface not found"), said
+
+
+def test_the_emulator_names_a_bad_value_by_its_path(tmp_path: Path):
+    link = resolved_link({"rate": "100Mbps", "queue": "100%bdp"})
+    link |= {"aqm": CODEL_MARKING | {"target_ns": 0}}
+    said = emulate(config_for(link), tmp_path)
+    assert said == "error: config forward.aqm.target_ns: '0' must be positive"
+    link |= {"aqm": {"name": "fq"}}
+    assert "unknown variant `fq`" in emulate(config_for(link), tmp_path)
+
+
+def test_a_sender_namespace_asks_for_ecn_when_one_of_its_flows_wants_classic_ecn():
+    assert _tcp_ecn(Group(0, [{"cc": "cubic"}])) == TCP_ECN_OFF  # no key yet: off
+    assert _tcp_ecn(Group(0, [{"ecn": "off"}, {"ecn": "classic"}])) == TCP_ECN_ASK
+    assert (TCP_ECN_ASK, TCP_ECN_OFF) == ("1", "0")
+    with pytest.raises(LabError, match=r"flow\[2\]\.ecn: \['l4s'\]"):
+        _tcp_ecn(Group(2, [{"ecn": "l4s"}]))
+
+
+def test_l4s_is_refused_by_name(monkeypatch: pytest.MonkeyPatch):
+    """Until the scenario carries `flow.ecn`, the resolved flows are given it here."""
+    scenario = parse_scenario(
+        {"name": "l4s", "duration": "10s", "bottleneck": {"rate": "100Mbps"},
+         "flow": [{"cc": "cubic", "rtt": "40ms"}, {"cc": "cubic", "rtt": "40ms", "count": 2}]}
+    )  # fmt: skip
+
+    def with_ecn(scenario, resolve=resolution):
+        found = resolve(scenario)
+        for flow in found.resolved["flows"]:
+            flow["ecn"] = "l4s" if flow["group"] == 1 else "classic"
+        return found
+
+    monkeypatch.setattr(lab_backend, "resolution", with_ecn)
+    problems = lab_backend.BACKEND.supports(scenario)
+    assert [str(p.error("lab")) for p in problems] == [
+        "flow[1].ecn: 'l4s' needs AccECN (RFC 9768), which this kernel lacks "
+        "(net.ipv4.tcp_ecn accepts 0–2) (backend 'lab')"
+    ]
