@@ -17,7 +17,6 @@ import pytest
 
 from tcpeval import backends
 from tcpeval.lab import clean, emulator
-from tcpeval.lab import run as lab_run
 from tcpeval.lab.ledger import NAME_PREFIX
 from tcpeval.scenario import ScenarioError, parse_scenario
 
@@ -166,32 +165,11 @@ def test_a_policer_holds_the_kernels_flow_to_its_rate():
     assert not lab_namespaces()
 
 
-def given_ecn(monkeypatch: pytest.MonkeyPatch, aqm_keys: dict) -> None:
-    """Every flow asks for classic ECN and the AQM gets `aqm_keys`, in the resolved scenario
-    the lab runs: the scenario has no `flow.ecn` nor an AQM's `ecn` to write yet (the
-    integrator adds them), so this test works one level below it, with what it will resolve."""
-    resolve = lab_run.resolution
-
-    def with_ecn(data):
-        found = resolve(data)
-        for flow in found.resolved["flows"]:
-            flow["ecn"] = "classic"
-        found.resolved["links"][0]["aqm"] |= aqm_keys
-        return found
-
-    monkeypatch.setattr(lab_run, "resolution", with_ecn)
+CLASSIC_ECN_FLOW = [{"cc": "cubic", "rtt": "40ms", "ecn": "classic"}]
 
 
-@pytest.mark.parametrize(
-    ("aqm", "keys", "queue"),
-    [
-        ("red", {"ecn": True, "harddrop": False}, "300%bdp"),
-        ("codel", {"ecn": True, "ce_threshold_ns": None}, "300%bdp"),
-    ],
-)
-def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_each(
-    monkeypatch, aqm, keys, queue
-):
+@pytest.mark.parametrize("aqm", ["red", "codel"])
+def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_each(aqm):
     """A kernel CUBIC flow with tcp_ecn = 1 through RED or CoDel asked to mark: the AQM signals
     by marks (it drops nothing), the emulator writes CE into the real IP headers, and the
     receiving kernel counts exactly as many CE packets (IpExt InCEPkts) as the emulator sent:
@@ -201,8 +179,9 @@ def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_eac
     The buffer is deep enough (3 BDP) that slow start does not overflow it: Linux sends
     retransmissions Not-ECT, and an AQM signalling then must drop them (a 1-BDP buffer did
     overflow on a loaded machine, and RED then dropped 166 retransmissions)."""
-    given_ecn(monkeypatch, keys)
-    result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": queue, "aqm": aqm}))
+    marking = {"name": aqm, "ecn": True}
+    bottleneck = {"rate": "100Mbps", "queue": "300%bdp", "aqm": marking}
+    result = valid_run(scenario(bottleneck=bottleneck, flow=CLASSIC_ECN_FLOW))
     details = result.summary["backend"]["details"]
     forward, link = details["emulator"]["forward"], result.summary["bottleneck"]
     marks = checks_of(result)["marks"]
@@ -224,12 +203,11 @@ def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_eac
     assert not lab_namespaces()
 
 
-def test_a_flow_without_ecn_is_not_marked_where_the_aqm_would_mark(monkeypatch):
-    """The same RED without ECN on the sender (tcp_ecn = 0): it drops, marks nothing, and
-    the receiver sees no CE."""
-    given_ecn(monkeypatch, {"ecn": True, "harddrop": False})
-    monkeypatch.setattr(lab_run, "_tcp_ecn", lambda group: lab_run.TCP_ECN_OFF)
-    result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": "100%bdp", "aqm": "red"}))
+def test_a_flow_without_ecn_is_not_marked_where_the_aqm_would_mark():
+    """The same RED with a flow that does not ask for ECN (tcp_ecn = 0): it drops, marks
+    nothing, and the receiver sees no CE."""
+    marking = {"name": "red", "ecn": True}
+    result = valid_run(scenario(bottleneck={"rate": "100Mbps", "queue": "100%bdp", "aqm": marking}))
     link, marks = result.summary["bottleneck"], checks_of(result)["marks"]
     assert link["aqm_drops"] > 0
     assert link["aqm_marks"] == 0

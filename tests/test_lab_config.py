@@ -122,7 +122,9 @@ def test_a_sender_namespace_asks_for_ecn_when_one_of_its_flows_wants_classic_ecn
 
 
 def test_l4s_is_refused_by_name(monkeypatch: pytest.MonkeyPatch):
-    """Until the scenario carries `flow.ecn`, the resolved flows are given it here."""
+    """A scenario cannot ask the lab for L4S yet: every stack that runs with it (dctcp,
+    prague) is missing from this kernel, and that refusal comes first. The refusal that will
+    matter once they run in it (as BPF stacks) is tested below the scenario."""
     scenario = parse_scenario(
         {"name": "l4s", "duration": "10s", "bottleneck": {"rate": "100Mbps"},
          "flow": [{"cc": "cubic", "rtt": "40ms"}, {"cc": "cubic", "rtt": "40ms", "count": 2}]}

@@ -159,7 +159,9 @@ impl DirectionConfig {
             positive(&format!("{dir}.rate_bps"), rate)?;
         }
         let at = |spec: String| move |e: SpecError| spec_error(&spec, e);
-        Limit::from_spec(self.queue_pkts, self.queue_bytes).map_err(at(dir.to_owned()))?;
+        Limit::from_spec(self.queue_pkts, self.queue_bytes)
+            .and_then(Limit::validate)
+            .map_err(at(dir.to_owned()))?;
         if let Some(p) = &self.policer {
             p.validate().map_err(at(format!("{dir}.policer")))?;
         }
@@ -252,7 +254,7 @@ pub mod tests {
         assert_eq!(c.max_delay_ns(true), 30_000_000);
         assert_eq!(c.forward.policer(), Some(Policer::new(20_000_000, 64_000)));
         assert_eq!(c.reverse.policer, None);
-        assert!(matches!(c.reverse.aqm, AqmSpec::Codel { ecn: true, .. }));
+        assert!(matches!(c.reverse.aqm, AqmSpec::Codel(p) if p.ecn));
         assert_eq!(c.reverse.loss.validate(), Ok(()));
     }
 
@@ -265,13 +267,10 @@ pub mod tests {
             &format!(r#""aqm": {red}"#),
         );
         let c = Config::parse(&text).unwrap();
-        let AqmSpec::Red {
-            max_th_pkts, ecn, ..
-        } = c.forward.aqm
-        else {
+        let AqmSpec::Red(red) = c.forward.aqm else {
             panic!("{:?}", c.forward.aqm)
         };
-        assert_eq!((max_th_pkts, ecn), (15.0, true));
+        assert_eq!((red.max_th_pkts, red.ecn), (15.0, true));
         // RED draws from the stream the lab always gave it, apart from the loss process's.
         let built = c.forward.aqm::<crate::link::Pkt>();
         let expected = c

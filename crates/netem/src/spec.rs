@@ -139,7 +139,10 @@ fn validate_dualpi2(p: &DualPi2Params) -> Result<(), SpecError> {
     non_negative("alpha", p.alpha)?;
     non_negative("beta", p.beta)?;
     // NaN fails too.
-    if p.coupling_factor.partial_cmp(&1.0).is_none_or(|o| o.is_lt()) {
+    if p.coupling_factor
+        .partial_cmp(&1.0)
+        .is_none_or(|o| o.is_lt())
+    {
         let reason = "must be at least 1";
         return Err(SpecError::new("coupling_factor", p.coupling_factor, reason));
     }
@@ -222,13 +225,23 @@ impl Limit {
     /// The limit a link's `queue_pkts` / `queue_bytes` pair sets: exactly one must be given.
     pub fn from_spec(queue_pkts: Option<u64>, queue_bytes: Option<u64>) -> Result<Self, SpecError> {
         match (queue_pkts, queue_bytes) {
-            (Some(n), None) => positive("queue_pkts", n).map(|()| Limit::Packets(n)),
-            (None, Some(n)) => positive("queue_bytes", n).map(|()| Limit::Bytes(n)),
+            (Some(n), None) => Ok(Limit::Packets(n)),
+            (None, Some(n)) => Ok(Limit::Bytes(n)),
             (pkts, bytes) => Err(SpecError::new(
                 "queue",
                 format!("{pkts:?}/{bytes:?}"),
                 "exactly one of queue_pkts and queue_bytes must be set",
             )),
+        }
+    }
+}
+
+impl Limit {
+    /// A queue that holds nothing means nothing (the simulator runs it all the same).
+    pub fn validate(self) -> Result<(), SpecError> {
+        match self {
+            Limit::Packets(n) => positive("queue_pkts", n),
+            Limit::Bytes(n) => positive("queue_bytes", n),
         }
     }
 }
@@ -318,10 +331,8 @@ mod tests {
             "p: 1.5: must be in [0, 1]"
         );
         assert_eq!(Limit::from_spec(Some(3), None), Ok(Limit::Packets(3)));
-        assert_eq!(
-            Limit::from_spec(None, Some(0)).unwrap_err().key,
-            "queue_bytes"
-        );
+        assert_eq!(Limit::from_spec(None, Some(0)), Ok(Limit::Bytes(0)));
+        assert_eq!(Limit::Bytes(0).validate().unwrap_err().key, "queue_bytes");
         assert_eq!(Limit::from_spec(Some(1), Some(1)).unwrap_err().key, "queue");
     }
 }

@@ -1,5 +1,6 @@
 //! The sans-IO link over packet traces with a simulated clock.
 
+use tcpeval_netem::queue::{CodelParams, RedParams};
 use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec};
 
 use super::*;
@@ -274,7 +275,7 @@ fn queue_drops_happen_only_beyond_the_byte_limit() {
 }
 
 fn red(ecn: bool) -> AqmSpec {
-    AqmSpec::Red {
+    AqmSpec::Red(RedParams {
         min_th_pkts: 5.0,
         max_th_pkts: 15.0,
         max_p: 0.1,
@@ -282,16 +283,14 @@ fn red(ecn: bool) -> AqmSpec {
         gentle: true,
         ecn,
         harddrop: false,
-    }
+    })
 }
 
 fn codel(ecn: bool) -> AqmSpec {
-    AqmSpec::Codel {
-        target_ns: 5 * MS,
-        interval_ns: 100 * MS,
+    AqmSpec::Codel(CodelParams {
         ecn,
-        ce_threshold_ns: None,
-    }
+        ..CodelParams::dropping(5 * MS, 100 * MS)
+    })
 }
 
 /// `trace` with every packet of codepoint `ecn`.
