@@ -330,7 +330,13 @@ def suite(
     name: Annotated[str, typer.Argument(help=f"A built-in suite: {', '.join(suite_names())}.")],
     cc: Annotated[str, typer.Option("--cc", help="The stack to evaluate.")],
     out: Annotated[Path, typer.Option("--out", help="Suite directory; a re-run resumes.")],
-    baseline: Annotated[str, typer.Option("--baseline", help="The reference stack.")] = "reno",
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            help="The reference stack. Default: the suite's (reno unless it names one).",
+        ),
+    ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="The reduced grid: a smoke run.")] = False,
     jobs: Annotated[
         int | None, typer.Option("--jobs", min=1, help="Worker processes. Default: one per CPU.")
@@ -350,12 +356,14 @@ def suite(
     from tcpeval.report.dataset import ReportError
     from tcpeval.report.tables import verdicts_table
     from tcpeval.scenario import ScenarioError
+    from tcpeval.suites import load_suite
     from tcpeval.suites.runner import run_suite
     from tcpeval.sweep.cluster import scheduler_of
 
     _freeze_imports()
     try:
         chosen = backends.get(backend)
+        baseline = baseline or load_suite(name).baseline
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
             _check_stack(field, stack, chosen.algorithms(), chosen.name)
         with scheduler_of(scheduler) as address:

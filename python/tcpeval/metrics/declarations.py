@@ -28,6 +28,8 @@ from tcpeval.metrics.throughput import mean_goodput_mbps
 Better = Literal["higher", "lower"]
 STABILITY = ("fairness", "efficiency")
 """The measures that report the flows' stability."""
+L4S_QUEUE = ("l4s_queue", "coupling")
+"""The measures that report the L4S queue's sojourn."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ METRICS: dict[str, Metric] = _declare(
             "",
             "higher",
             throughput_ratio,
-            ("fairness", "rtt_unfairness"),
+            ("fairness", "rtt_unfairness", "coupling"),
         ),
         Metric(
             "throughput_cov", "throughput CoV (1 s bins)", "", "lower", throughput_cov, STABILITY
@@ -129,6 +131,35 @@ METRICS: dict[str, Metric] = _declare(
             ("impact",),
         ),
         Metric("completion_s", "completion time", "s", "lower", None, ("completion",)),
+        # The l4s suite (docs/methodology.md §3.13): queue sojourns and datagram delays are
+        # the backend's own figures, read in a line.
+        Metric("l4s_p99_ms", "L4S queue sojourn p99", "ms", "lower", None, L4S_QUEUE),
+        Metric("l4s_mean_ms", "L4S queue sojourn, mean", "ms", "lower", None, L4S_QUEUE),
+        Metric("stack_classic_ratio", "rate ratio stack:classic", "", None, None, ("coupling",)),
+        Metric(
+            "classic_mbps",
+            "classic flows' mean goodput",
+            "Mb/s",
+            "higher",
+            mean_goodput_mbps,
+            ("harm",),
+        ),
+        Metric(
+            "sparse_delay_ms",
+            "sparse flow's queueing delay, mean",
+            "ms",
+            "lower",
+            None,
+            ("sparse_delay",),
+        ),
+        Metric(
+            "sparse_max_delay_ms",
+            "sparse flow's queueing delay, max",
+            "ms",
+            "lower",
+            None,
+            ("sparse_delay",),
+        ),
         Metric("transfer_mbps", "transfer rate", "Mb/s", "higher", None, ("completion",)),
     ]
 )

@@ -55,6 +55,10 @@ class Suite(_Strict):
     name: str
     description: str
     repeats: int = Field(default=5, ge=1)
+    baseline: str = Field(
+        default="reno",
+        description="The stack the others are judged against unless `--baseline` names one.",
+    )
     test: list[SuiteTest] = Field(min_length=1)
     rule: list[dict[str, Any]] = Field(default_factory=list, description="Verdict rules.")
 

@@ -3,7 +3,8 @@
 A test names its measure (`measure = "fairness"`); the suite runner applies it to every run
 and the verdict rules judge the numbers it returns. Every figure covers the run's measurement
 window (the scenario's `measure`, recorded in the summary): the Hamilton, impact and response
-tests set it to the second half of the run, after start-up (docs/methodology.md §3.1).
+tests set it to the second half of the run, after start-up (docs/methodology.md §3.1). Queue
+sojourns and datagram delays are the backend's own whole-run figures (§3.13).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from tcpeval import metrics
 from tcpeval.result import Result
 from tcpeval.summary import duration_s, measure_span_s
-from tcpeval.units import parse_duration, parse_size
+from tcpeval.units import parse_duration, parse_rate, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
@@ -143,10 +144,82 @@ def impact(result: Result) -> dict[str, float]:
     """The mean long-run goodput of the standard flows: the last group's stack, and group 0
     too when it runs the same one (the baseline run). Baseline over stack gives the BW impact
     (docs/methodology.md §3.9)."""
+    return {"standard_mean_mbps": _mean_goodput_of_last_stack(result)}
+
+
+def _mean_goodput_of_last_stack(result: Result) -> float:
+    """The mean goodput of the flows that run the last flow's stack."""
     flows = result.summary["flows"]
     standard = flows[-1]["cc"]
     rates = [_goodput_mbps(result, f["id"]) for f in flows if f["cc"] == standard]
-    return {"standard_mean_mbps": sum(rates) / len(rates)}
+    return sum(rates) / len(rates)
+
+
+def l4s_queue(result: Result) -> dict[str, float]:
+    """The bottleneck's L4S queue (DualPI2's L queue): the sojourn of the packets it sent,
+    99th percentile and mean, over the whole run (the simulator keeps one histogram per
+    queue, not per window); NaN where the link has no L queue or it sent nothing (a stack
+    whose packets are not ECT(1) goes to the classic queue)."""
+    sojourn = _sojourn(result.summary["bottleneck"] or {}, "l")
+    return {"l4s_p99_ms": sojourn["p99_ms"], "l4s_mean_ms": sojourn["mean_ms"]}
+
+
+def _sojourn(link: dict[str, Any], queue: str) -> dict[str, float]:
+    """One queue's sojourn figures in ms, NaN for those a backend or an empty queue lacks."""
+    found = next((s for s in link.get("sojourns") or [] if s["queue"] == queue), {})
+    keys = ("p99_ms", "mean_ms")
+    return {key: math.nan if found.get(key) is None else float(found[key]) for key in keys}
+
+
+def coupling(result: Result) -> dict[str, float]:
+    """Flow 0 runs the stack, the last flow a classic stack, through a coupled AQM: their
+    long-run rate ratio stack:classic, its min/max form (the one judged: [0.5, 2] is min/max
+    at least 0.5), and the L4S queue's sojourn beside classic traffic."""
+    stack, classic = _goodput_mbps(result, 0), _goodput_mbps(result, -1)
+    return {
+        "stack_classic_ratio": stack / classic if classic > 0 else math.inf,
+        "throughput_ratio": metrics.throughput_ratio(stack, classic),
+        **l4s_queue(result),
+    }
+
+
+def harm(result: Result) -> dict[str, float]:
+    """The classic flows' mean long-run goodput: the last group's stack, and group 0 too when
+    it runs the same one (the baseline run, where either flow is "a classic flow beside a
+    classic flow"). One minus the stack's over the baseline's is the harm
+    (docs/methodology.md §3.13)."""
+    return {"classic_mbps": _mean_goodput_of_last_stack(result)}
+
+
+def sparse_delay(result: Result) -> dict[str, float]:
+    """A constant-bit-rate source beside bulk flows: its datagrams' mean and largest one-way
+    delay less the delay an empty path gives them (each link's propagation delay and the
+    datagram's serialisation): the queueing a sparse flow meets. NaN where the backend does
+    not time datagrams."""
+    summary = result.summary
+    # The first [[cbr]] table's source: sources keep the order of the tables of each kind.
+    source = next(s for s in summary["sources"] if s["kind"] == "cbr")
+    base_ms = _empty_path_delay_ms(summary["scenario"], summary["scenario"]["cbr"][0])
+    mean, largest = source.get("mean_delay_ms"), source.get("max_delay_ms")
+    return {
+        "sparse_delay_ms": math.nan if mean is None else mean - base_ms,
+        "sparse_max_delay_ms": math.nan if largest is None else largest - base_ms,
+    }
+
+
+def _empty_path_delay_ms(scenario: dict[str, Any], table: dict[str, Any]) -> float:
+    """A datagram's one-way delay through empty queues: each link of its route (the
+    bottleneck by default) adds its propagation delay and the datagram's serialisation."""
+    links = {link["name"]: link for link in scenario.get("link") or []}
+    if scenario.get("bottleneck"):
+        links["bottleneck"] = scenario["bottleneck"]
+    route = table.get("route") or [next(iter(links))]
+    bits = parse_size(table["packet_size"]).bytes * 8
+    seconds = sum(
+        parse_duration(links[name]["delay"]).seconds + bits / parse_rate(links[name]["rate"]).bps
+        for name in route
+    )
+    return seconds * 1e3
 
 
 def completion(result: Result) -> dict[str, float]:
@@ -178,4 +251,8 @@ MEASURES: dict[str, Measure] = {
     "impact": impact,
     "completion": completion,
     "goodput": goodput,
+    "l4s_queue": l4s_queue,
+    "coupling": coupling,
+    "harm": harm,
+    "sparse_delay": sparse_delay,
 }

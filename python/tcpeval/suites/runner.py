@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -19,12 +20,13 @@ from tcpeval.backends import Backend
 from tcpeval.layout import MEASURES_FILE, RUN_FILE, SUITE_FILE, publish_file
 from tcpeval.report.html import ReportFile, write_report
 from tcpeval.result import load as load_result
+from tcpeval.scenario import ScenarioError
 from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
-from tcpeval.sweep import SuiteProgress, expand, load_grid, sweep
+from tcpeval.sweep import SuiteProgress, sweep
 from tcpeval.sweep.executors import LocalPool
-from tcpeval.sweep.runner import worker_count
+from tcpeval.sweep.runner import checked, worker_count
 
 
 def run_suite(
@@ -32,21 +34,23 @@ def run_suite(
     cc: str,
     out: Path,
     *,
-    baseline: str = "reno",
+    baseline: str | None = None,
     quick: bool = False,
     jobs: int | None = None,
     scheduler: str | None = None,
     backend: str | Backend = backends.DEFAULT,
 ) -> ReportFile:
-    """Run suite `name` for stack `cc` against `baseline` on `backend` into `out`; returns
-    its report."""
+    """Run suite `name` for stack `cc` against `baseline` (default: the suite's) on `backend`
+    into `out`; returns its report. A test the backend refuses refuses the whole suite before
+    anything runs."""
     suite = load_suite(name)
     chosen = backends.get(backend)
+    baseline = baseline or suite.baseline
     stacks = [cc] if cc == baseline else [cc, baseline]
+    grids = [grid_of(test, suite, stacks, quick, chosen.real_time) for test in suite.test]
+    sizes = _run_counts(suite, grids, chosen)
     out.mkdir(parents=True, exist_ok=True)
     _record(out, suite, cc, baseline, quick, chosen.name)
-    grids = [grid_of(test, suite, stacks, quick, chosen.real_time) for test in suite.test]
-    sizes = [len(expand(load_grid(grid))) for grid in grids]
     # One pool for every test: a worker starts once per suite, not once per sweep.
     with LocalPool(worker_count(jobs, chosen, scheduler)) as pool:
         for index, (test, grid) in enumerate(zip(suite.test, grids, strict=True)):
@@ -63,6 +67,20 @@ def run_suite(
             )
             write_measures(test_dir, test)
     return write_report(out, baseline=baseline)
+
+
+def _run_counts(suite: Suite, grids: list[dict[str, Any]], backend: Backend) -> list[int]:
+    """Each test's number of runs, every grid checked against the backend first; a test it
+    refuses is a ScenarioError naming the test and the backend's reason. Each sweep checks
+    its own grid only when it starts: a lab run would otherwise spend minutes on the tests
+    before the one it refuses (the l4s suite's Prague or DualPI2), then stop."""
+    counts = []
+    for test, grid in zip(suite.test, grids, strict=True):
+        try:
+            counts.append(len(checked(grid, backend)[2]))
+        except ScenarioError as error:
+            raise ScenarioError(f"suite {suite.name}, test {test.name}", None, str(error)) from None
+    return counts
 
 
 def _record(out: Path, suite: Suite, cc: str, baseline: str, quick: bool, backend: str) -> None:
