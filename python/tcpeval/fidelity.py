@@ -19,6 +19,7 @@ from typing import Any
 from tcpeval.backends import simulate
 from tcpeval.compare import value
 from tcpeval.result import Result
+from tcpeval.units import parse_size
 
 Figure = Callable[[Result], "float | None"]
 
@@ -82,6 +83,10 @@ class Row:
             return None
         if self.unit == "Jain":
             return abs(figure - self.kernel) <= 0.05
+        if self.unit == "AQM drops":
+            return figure == self.kernel == 0
+        if self.unit == "marks/pkt":
+            return abs(figure / self.kernel - 1) <= 0.25
         return abs(figure / self.kernel - 1) <= 0.15
 
 
@@ -114,6 +119,20 @@ def first_share(result: Result) -> float | None:
 def first_over_second(result: Result) -> float | None:
     flows = [f["goodput_mbps"] for f in result.summary["flows"]]
     return None if None in flows or not flows[1] else flows[0] / flows[1]
+
+
+def marks_per_packet(result: Result) -> float | None:
+    """The bottleneck's CE marks per data packet delivered."""
+    marks = result.summary["bottleneck"].get("aqm_marks")
+    delivered = [f.get("bytes_delivered") for f in result.summary["flows"]]
+    if marks is None or None in delivered or not sum(delivered):
+        return None
+    mss = result.summary["scenario"]["flow"][0]["mss"]
+    return marks / (sum(delivered) / parse_size(mss).bytes)
+
+
+def aqm_drops(result: Result) -> float | None:
+    return result.summary["bottleneck"].get("aqm_drops")
 
 
 def recovery(result: Result) -> float | None:
@@ -172,6 +191,24 @@ def short_lab_rows(seconds: float) -> list[Row]:
     shallow = link | {"queue": "10%bdp"}
     bbr = dumbbell("bbr", seconds, shallow, [{"cc": "bbr", "rtt": "40ms"}])
     table.append(Row("1 bbr 100M 40ms 10%BDP", bbr, goodput, "Mb/s"))
+    return table + ecn_rows(seconds)
+
+
+def ecn_rows(seconds: float) -> list[Row]:
+    """Classic ECN (RFC 3168): two flows marked by RED or CoDel, a buffer of 3 BDP so that
+    slow start does not overflow it (Linux retransmits Not-ECT, which a marking AQM drops)."""
+    table = []
+    for aqm in ("red", "codel"):
+        link = {"rate": "100Mbps", "queue": "300%bdp", "aqm": {"name": aqm, "ecn": True}}
+        for stack in ("reno", "cubic"):
+            flows = [{"cc": stack, "rtt": "40ms", "count": 2, "ecn": "classic"}]
+            case = dumbbell(f"ecn {aqm} {stack}", seconds, link, flows)
+            name = f"2 {stack} ECN {aqm} 100M 40ms"
+            table += [
+                Row(name, case, goodput, "Mb/s"),
+                Row(name, case, marks_per_packet, "marks/pkt"),
+                Row(name, case, aqm_drops, "AQM drops"),
+            ]
     return table
 
 
