@@ -1,4 +1,4 @@
-"""Figures for `tcpeval diagnose` (issue 15): the confusion table of the six induced limits
+"""Figures for `tcpeval diagnose`: the confusion table of the six induced limits
 (tests/diagnose_cases.py: what the diagnosis said against what was induced) and each
 diagnosis's wall time. Needs root; every path is a lab path the lab removes afterwards.
 

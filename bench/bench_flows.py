@@ -1,4 +1,4 @@
-"""Simulator cost per delivered packet as the number of flows grows (issue 19).
+"""Simulator cost per delivered packet as the number of flows grows.
 
     python bench/bench_flows.py [--flows 10 100 1000 10000] [--seconds 20] [--big] [--repeat 1]
 

@@ -1,14 +1,14 @@
 """Figures for the lab: the simulator against the kernel on the same scenario files, and the
 emulator's capacity (the highest rate it delivers within its own tolerances).
 
-Fidelity cases (issue 14), each for reno, cubic and bbr unless said, `--repeats` each, on
+Fidelity cases, each for reno, cubic and bbr unless said, `--repeats` each, on
 the simulator (seeds 1..N) and the lab:
   1  one flow, 100 Mb/s, 60 ms, 1 BDP
   2  two flows of one stack, 100 Mb/s, 40 ms, 1 BDP (Jain)
   3  one reno + one cubic, 100 Mb/s, 40 ms, 1 BDP (shares)
   4  one flow, random loss 1e-3, 100 Mb/s, 60 ms (goodput; Mathis beside it)
   5  one bbr flow, 100 Mb/s, 40 ms, 10% BDP (goodput, queue)
-  6  one flow, 100 Mb/s, 40 ms, 1 BDP, policed at 20 Mb/s with a 64 KB bucket (issue 16)
+  6  one flow, 100 Mb/s, 40 ms, 1 BDP, policed at 20 Mb/s with a 64 KB bucket
 Prints per case and stack: mean goodput (Mb/s) sim and lab, their ratio, Jain, mean queue,
 the share of the flows' packets retransmitted, and how many lab runs the self-check voided.
 Needs root; the lab cleans up after itself.

@@ -1,4 +1,4 @@
-"""The fidelity table (issue 16): each row one scenario, run through the models, the simulator
+"""The fidelity table: each row one scenario, run through the models, the simulator
 with each host profile (`flow.host`), and with --lab the kernel in the lab (real reno, cubic
 and bbr); beside them the published figure where the repository keeps one (the DataTAG
 measurements of the seeds: two flows sharing 1 Gb/s for 7000 s) and the kernel's figure the

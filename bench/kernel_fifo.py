@@ -1,4 +1,4 @@
-"""What Linux's pfifo and bfifo hold of a burst of mixed packet sizes (issue 16): the evidence
+"""What Linux's pfifo and bfifo hold of a burst of mixed packet sizes: the evidence
 behind `queue_counts` (python/tcpeval/scenario/queue.py). Each row is one burst into a fresh
 FIFO in a namespace of its own (tests/kernel_fifo.py; removed with its process). Needs root.
 

@@ -1,4 +1,4 @@
-"""The seeds' MTU case under both queue accountings (issue 16): Reno with 9000-byte packets
+"""The seeds' MTU case under both queue accountings: Reno with 9000-byte packets
 against Reno with 3000-byte packets, sharing 1 Gb/s at 117 ms for 7000 s (measured by Ravot,
 DataTAG 2003: 464 against 243 Mb/s, ratio 1.91; link utilization 70.7%).
 

@@ -1,5 +1,5 @@
 """The stacks the lab's kernel lacks (H-TCP, HighSpeed, FAST) against what their papers and the
-Hamilton study published (issue 16): the simulator's figures for the cases those statements
+Hamilton study published: the simulator's figures for the cases those statements
 are about, with each mechanism that decides them switched off in turn.
 
     .venv/bin/python bench/stacks_vs_papers.py [--seeds 3]

@@ -155,7 +155,7 @@ def host_table() -> Table:
 
 def kernel_table() -> Table:
     """The fidelity table's rows with a kernel figure (docs/hosts.md): the `linux` host beside
-    what the kernel did in the lab, and whether it is within issue 16's goal."""
+    what the kernel did in the lab, and whether it is within the fidelity goal (docs/hosts.md)."""
     table = _table(
         "The linux host against the kernel (recorded in the lab; docs/hosts.md)", "case", "figure"
     )

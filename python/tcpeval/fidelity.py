@@ -1,4 +1,4 @@
-"""The fidelity table's rows (issue 16, docs/hosts.md): each one scenario and the figure read
+"""The fidelity table's rows (docs/hosts.md): each one scenario and the figure read
 from its result, with the kernel's figure where the lab measured one and the published figure
 where the repository keeps one.
 
@@ -77,7 +77,7 @@ class Row:
         ]
 
     def within_goal(self, figure: float) -> bool | None:
-        """Issue 16's goal against the kernel: 0.05 of its Jain index, 15% of its other
+        """The fidelity goal against the kernel: 0.05 of its Jain index, 15% of its other
         figures. None where the kernel has no figure."""
         if self.kernel is None:
             return None
@@ -148,7 +148,7 @@ def on_host(scenario: dict[str, Any], host: str) -> dict[str, Any]:
 
 
 def rows(seconds: float, long_seconds: float) -> list[Row]:
-    """Every row of issue 16: the lab's fidelity cases, Reno's recovery, Mathis, the seeds'
+    """Every row: the lab's fidelity cases, Reno's recovery, Mathis, the seeds'
     MTU and RTT cases, ten flows at 1 Gb/s."""
     made = lab_rows(seconds) + recovery_rows() + mathis_rows()
     return made + seed_rows(long_seconds) + many_rows(seconds)

@@ -1,4 +1,4 @@
-"""How each link's queue counted, stated in every result (issue 16): `queue` in the summary's
+"""How each link's queue counted, stated in every result: `queue` in the summary's
 `bottleneck` and in each of its `links`, from the scenario as resolved, whichever backend ran
 it. The simulator and the lab's emulator apply the same resolved limit (crates/netem's
 `Limit`); the model counts a byte limit in packets of the largest size (backends/model)."""

@@ -320,7 +320,7 @@ mod tests {
     }
 
     /// How many random inputs the fuzz test below feeds the parser; printed so the count
-    /// is on record (issue 13 asks for at least 10^5 cases).
+    /// is on record (at least 10^5 cases are asked for).
     const FUZZ_CASES: u32 = 100_000;
 
     fn arbitrary_json() -> impl Strategy<Value = String> {

@@ -83,7 +83,7 @@ fn ssthresh_after_slow_start(host: tcpeval_sim::tcp::host::Recovery) -> f64 {
 
 #[test]
 fn a_retransmission_lost_after_slow_start_halves_the_window_again_only_on_the_textbook_host() {
-    // Issue 16's case: slow start ends with ssthresh 1954; RFC 5681 §4.3 halves it again to
+    // Slow start ends with ssthresh 1954; RFC 5681 §4.3 halves it again to
     // 977 when a retransmission is lost, and the flow then needs minutes to climb back. Linux
     // resends the lost retransmission within the same recovery and keeps what slow start
     // left: 1958.5, its TSO frames ending slow start a little later.
