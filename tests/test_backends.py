@@ -164,11 +164,11 @@ def test_the_simulator_refuses_an_algorithm_it_has_not_by_name() -> None:
 
 
 def test_a_sweep_names_the_grid_point_its_backend_refuses(tmp_path: Path) -> None:
-    grid = {"base": small_scenario(), "axes": {"bottleneck.aqm": ["droptail", "red"]}}
+    grid = {"base": small_scenario(), "axes": {"bottleneck.aqm": ["droptail", "codel"]}}
     with pytest.raises(ScenarioError) as raised:
         tcpeval.sweep(grid, tmp_path / "sweep", backend="model", progress=False)
-    assert "bottleneck.aqm=red" in str(raised.value)
-    assert "drop-tail" in str(raised.value)
+    assert "bottleneck.aqm=codel" in str(raised.value)
+    assert "no model of codel here" in str(raised.value)
     assert not (tmp_path / "sweep").exists()
 
 

@@ -175,7 +175,7 @@ def test_the_result_has_the_shape_every_backend_shares(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"bottleneck": {"rate": "10Mbps", "aqm": "red"}}, "bottleneck.aqm"),
+        ({"bottleneck": {"rate": "10Mbps", "aqm": "codel"}}, "bottleneck.aqm"),
         (
             {
                 "bottleneck": {

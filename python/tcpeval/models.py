@@ -7,6 +7,7 @@ Formulas and their sources: docs/methodology.md §4.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 # IP + TCP header with timestamps: a packet on the wire is mss + HEADER_BYTES. Written once,
 # in the core (crates/sim/src/scenario.rs).
@@ -163,3 +164,101 @@ def scalable_window_after_loss_pkts(
     """Scalable TCP's window t seconds after one loss at W: (1−b)W growing by a factor (1+a)
     per RTT (a per acknowledged packet), up to W (Kelly 2003)."""
     return min(window_pkts, (1 - b) * window_pkts * (1 + a) ** (t_s / rtt_s))
+
+
+def dctcp_alpha(w_star_pkts: float) -> float:
+    """DCTCP's marked fraction α in the steady sawtooth: the exact root in [0, 1] of
+    α²(1 − α/4) = (2W* + 1)/(W* + 1)² (Alizadeh et al., "Data Center TCP", SIGCOMM 2010, §3.3
+    eq. 7), by bisection; not its approximation √(2/W*) (eq. 8), which is within about 1% from
+    W* = 10 up but 5% high at W* = 5 and 19% at W* = 2. 1 when W* ≤ 1."""
+    target = (2 * w_star_pkts + 1) / (w_star_pkts + 1) ** 2
+    if target >= 0.75:  # α²(1 − α/4) rises on [0, 1] to 3/4 at α = 1
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if middle**2 * (1 - middle / 4) < target else (low, middle)
+    return (low + high) / 2
+
+
+@dataclass(frozen=True)
+class DctcpCycle:
+    """The sawtooth of N synchronised DCTCP flows through a step marker at K (packets)."""
+
+    w_star_pkts: float
+    """W* = (C·RTT + K)/N, each flow's window when the queue reaches K (eq. 5)."""
+    alpha: float
+    """The marked fraction, each flow's cut being α/2 (eq. 7, `dctcp_alpha`)."""
+    amplitude_pkts: float
+    """A = N·(W* + 1)·α/2, the queue's (the aggregate window's) swing (eqs. 9–10)."""
+    q_max_pkts: float
+    """K + N (eq. 12)."""
+    q_min_pkts: float
+    """K + N − A (eq. 13); below zero the link idles for part of each cycle."""
+    utilization: float
+    mean_queue_pkts: float
+
+
+def dctcp_cycle(bdp_pkts: float, k_pkts: float, flows: int) -> DctcpCycle:
+    """N long-lived DCTCP flows of one RTT through a step marker at K on a link whose pipe
+    holds C·RTT = `bdp_pkts` (Alizadeh et al., SIGCOMM 2010, §3.3).
+
+    The paper's analysis takes the flows synchronised and the RTT fixed, and counts time in
+    round trips. Each window grows by one packet per RTT from (W* + 1)(1 − α/2) to W* + 1 and
+    is then cut by α/2 (eqs. 2, 9; the period is D RTTs, eq. 11), so the aggregate window
+    N·W(t) sweeps linearly in time from C·RTT + Q_min to C·RTT + Q_max, and the queue is
+    Q(t) = N·W(t) − C·RTT (eq. 3) while that is positive. Hence:
+
+    - mean queue: the time average of a linear sweep, (Q_max + Q_min)/2 = K + N − A/2 when
+      Q_min ≥ 0; when Q_min < 0 the queue is empty for the share −Q_min/A of the cycle and
+      the mean is Q_max²/(2A);
+    - utilization: the link carries min(N·W, C·RTT)/RTT, so it is full while the queue is
+      not empty; with Q_min < 0 the aggregate window climbs from C·RTT + Q_min to C·RTT
+      carrying on average C·RTT + Q_min/2 per RTT, a loss of Q_min²/2 packet·RTTs out of the
+      cycle's A·C·RTT: utilization = 1 − Q_min²/(2·A·C·RTT).
+
+    This is the drop-tail sawtooth of `sawtooth_utilization` and `sawtooth_mean_queue_pkts`
+    with a top of C·RTT + K + N and β = 1 − α/2 (their bottom is then C·RTT + Q_min, since
+    A = (C·RTT + K + N)·α/2). The paper's condition for full throughput, Q_min > 0, gives
+    its guideline K > C·RTT/7 (eq. 14); the fluid model of Alizadeh, Javanmard and
+    Prabhakar (SIGMETRICS 2011) relaxes it to K ≳ 0.17·C·RTT.
+    """
+    w_star = (bdp_pkts + k_pkts) / flows
+    alpha = dctcp_alpha(w_star)
+    amplitude = flows * (w_star + 1) * alpha / 2
+    q_max = k_pkts + flows
+    beta = 1 - alpha / 2
+    return DctcpCycle(
+        w_star_pkts=w_star,
+        alpha=alpha,
+        amplitude_pkts=amplitude,
+        q_max_pkts=q_max,
+        q_min_pkts=q_max - amplitude,
+        utilization=sawtooth_utilization(bdp_pkts, q_max, beta),
+        mean_queue_pkts=sawtooth_mean_queue_pkts(bdp_pkts, q_max, beta),
+    )
+
+
+def red_probability(
+    avg_pkts: float, min_th: float, max_th: float, max_p: float, gentle: bool = True
+) -> float:
+    """RED's drop (or mark) probability p_b at average queue `avg_pkts` (Floyd & Jacobson,
+    "Random early detection gateways for congestion avoidance", ToN 1(4), 1993): 0 below
+    min_th, max_p·(avg − min_th)/(max_th − min_th) up to max_th, then (gentle RED) from max_p
+    up to 1 at 2·max_th, or 1 at once when not gentle."""
+    if avg_pkts < min_th:
+        return 0.0
+    if avg_pkts < max_th:
+        return max_p * (avg_pkts - min_th) / (max_th - min_th)
+    if gentle and avg_pkts < 2 * max_th:
+        return max_p + (1 - max_p) * (avg_pkts - max_th) / max_th
+    return 1.0
+
+
+def red_signal_rate(p_b: float) -> float:
+    """The share of arrivals RED marks or drops at a steady p_b: each packet is signalled with
+    p_b/(1 − count·p_b), count the packets since the last signal, which makes the gap between
+    signals uniform on 1 … 1/p_b (Floyd & Jacobson 1993 §7; Linux's RED draws the gap the
+    same way). The mean gap (1/p_b + 1)/2 gives 2·p_b/(1 + p_b): twice p_b while it is small,
+    every packet at p_b = 1."""
+    return 2 * p_b / (1 + p_b)

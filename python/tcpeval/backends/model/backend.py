@@ -13,8 +13,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from tcpeval.backends.model.aqm import Discipline, discipline
+from tcpeval.backends.model.flows import LinkState, ModelFlow
 from tcpeval.backends.model.series import FlowPlan, Grid, flow_series, link_series
-from tcpeval.backends.model.shares import LinkState, ModelFlow, share
+from tcpeval.backends.model.shares import share
 from tcpeval.backends.model.stacks import REGROWTH, RESPONSE, Stack
 from tcpeval.backends.protocol import Problem, refusals
 from tcpeval.metrics import jain_index
@@ -34,6 +36,9 @@ REFUSED = {
     "bottleneck.policer": "no model of how a flow answers a policer's drops",
 }
 
+# The queue disciplines with a model (backends/model/aqm.py); the others are refused.
+MODELLED_AQMS = ("droptail", "step", "red")
+
 
 class Models:
     name = "model"
@@ -41,7 +46,8 @@ class Models:
     real_time = False
     description = (
         f"analytical models: response functions ({', '.join(RESPONSE)}), window and rate "
-        "limits, drop-tail link shares; other stacks only where a limit of their own binds"
+        "limits, drop-tail link shares, DCTCP through a step marker, RED's equilibrium "
+        "(marking or dropping); other stacks only where a limit of their own binds"
     )
 
     def available(self) -> str | None:
@@ -57,8 +63,10 @@ class Models:
         problems = refusals(self, scenario)
         if scenario.bottleneck is not None:
             aqm, loss = scenario.bottleneck.aqm, scenario.bottleneck.loss
-            if aqm.name != "droptail":
-                problems.append(Problem("bottleneck.aqm", aqm.name, "the models assume drop-tail"))
+            if aqm.name not in MODELLED_AQMS:
+                problems.append(Problem("bottleneck.aqm", aqm.name, f"no model of {aqm.name} here"))
+            if aqm.name == "step":
+                problems += _dctcp_rtts(scenario)
             if not isinstance(loss, float):
                 reason = "the models take independent random loss (a probability)"
                 problems.append(Problem("bottleneck.loss", None, reason))
@@ -82,12 +90,15 @@ class Models:
             _model_flow(scenario, index, flow, link) for index, flow in enumerate(resolved["flows"])
         ]
         queue_pkts = _queue_pkts(link, flows)
-        plans, link_epochs = _plans(resolved, flows, link, queue_pkts)
+        packet_bytes = max((f.packet_bytes for f in flows), default=DEFAULT_PACKET_BYTES)
+        aqm = discipline(link["aqm"], packet_bytes)
+        assert aqm is not None, "supports() refuses the queue disciplines without a model"
+        plans, link_epochs = _plans(resolved, flows, link, queue_pkts, aqm)
         duration_s = resolved["duration_ns"] / 1e9
         grid = Grid.of(resolved["duration_ns"], resolved["sample_interval_ns"])
-        flow_frame, flow_summaries, wire_bps = flow_series(plans, grid, duration_s)
+        flow_frame, flow_summaries, wire_bps, signals = flow_series(plans, grid, duration_s)
         link_frame, link_summary = link_series(
-            link, link_epochs, grid, wire_bps, duration_s, queue_pkts
+            link, link_epochs, grid, wire_bps, duration_s, queue_pkts, signals
         )
         goodputs = [f["goodput_mbps"] for f in flow_summaries]
         summary = {
@@ -95,7 +106,10 @@ class Models:
                 "name": self.name,
                 "wall_seconds": time.perf_counter() - started,
                 "duration_s": duration_s,
-                "details": {"formulas": sorted({f.stack.response_formula() for f in flows})},
+                "details": {
+                    "formulas": sorted({f.stack.response_formula() for f in flows}),
+                    "queue_models": _queue_models(link_epochs),
+                },
             },
             "scenario": describe(scenario),
             "flows": flow_summaries,
@@ -128,11 +142,15 @@ def _model_flow(
         limits["pacing"] = 8 * mss / (flow["pacing_gap_ns"] / 1e9)
     loss = link["loss"].get("p", 0.0) + (1 / flow["drop_every"] if flow["drop_every"] else 0.0)
     known = {name: float(value) for name, value in limits.items() if value is not None}
-    return ModelFlow(index, stack, rtt_s, mss, loss, known)
+    return ModelFlow(index, stack, rtt_s, mss, loss, known, flow["ecn"] != "off")
 
 
 def _plans(
-    resolved: dict[str, Any], flows: list[ModelFlow], link: dict[str, Any], queue_pkts: float
+    resolved: dict[str, Any],
+    flows: list[ModelFlow],
+    link: dict[str, Any],
+    queue_pkts: float,
+    aqm: Discipline,
 ) -> tuple[list[FlowPlan], list[tuple[float, float, LinkState, float]]]:
     """Each flow's answers epoch by epoch, the epochs cut at every start and stop, and the
     link's state in each epoch with its background load."""
@@ -152,13 +170,43 @@ def _plans(
             for s, (on, off) in zip(sources, spans_of_sources, strict=True)
             if on <= start_ns < off
         )
-        answers, state = share(active, link["rate_bps"], queue_pkts, background)
+        answers, state = share(active, link["rate_bps"], queue_pkts, background, aqm)
         span = (start_ns / 1e9, stop_ns / 1e9)
         link_epochs.append((*span, state, float(background)))
         for plan in plans:
             if plan.flow.id in answers:
                 plan.epochs.append((*span, answers[plan.flow.id]))
     return plans, link_epochs
+
+
+def _dctcp_rtts(scenario: Scenario) -> list[Problem]:
+    """The DCTCP model (Alizadeh et al. 2010 §3.3) is of flows of one RTT: a DCTCP group whose
+    RTT differs from the first's is refused by name."""
+    groups = [(i, group) for i, group in enumerate(scenario.flow) if group.cc.name == "dctcp"]
+    if not groups:
+        return []
+    first, reference = groups[0]
+    reason = (
+        f"the DCTCP model (Alizadeh et al. 2010 §3.3) takes flows of one RTT; flow[{first}] "
+        f"has {reference.rtt.given}"
+    )
+    return [
+        Problem(f"flow[{i}].rtt", group.rtt.given, reason)
+        for i, group in groups[1:]
+        if group.rtt.ns != reference.rtt.ns
+    ]
+
+
+def _queue_models(
+    link_epochs: list[tuple[float, float, LinkState, float]],
+) -> list[dict[str, Any]]:
+    """What the queue's model found in each epoch it answered (DCTCP's α and Q_min, RED's p):
+    the figures behind the summary, for whoever checks them."""
+    return [
+        {"start_s": start_s, "stop_s": stop_s, **state.figures}
+        for start_s, stop_s, state, _ in link_epochs
+        if state.figures
+    ]
 
 
 def _queue_pkts(link: dict[str, Any], flows: list[ModelFlow]) -> float:

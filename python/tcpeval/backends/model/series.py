@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpeval.backends.model.shares import Answer, LinkState, ModelFlow
+from tcpeval.backends.model.flows import Answer, LinkState, ModelFlow
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS
 
 SUBSTEPS = 8
@@ -58,6 +58,26 @@ class FlowPlan:
                 rate_bps[i] = answer.goodput_bps * window[i] / full
         return window, rate_bps, rtt_s
 
+    def signal_shares(self, times_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(share marked, share dropped by the queue discipline) of the flow's packets at each
+        time: NaN where no model says, 0 where the flow is not active."""
+        marked, dropped = np.zeros(len(times_s)), np.zeros(len(times_s))
+        for start_s, stop_s, answer in self.epochs:
+            at = (start_s <= times_s) & (times_s < stop_s)
+            marked[at] = math.nan if answer.marked is None else answer.marked
+            dropped[at] = math.nan if answer.dropped is None else answer.dropped
+        return marked, dropped
+
+
+@dataclass(frozen=True)
+class QueueSignals:
+    """The queue discipline's marks and drops over the run, and the flows' packets; None
+    where no model counts them (a drop-tail queue's overflows, a queue that marks nothing)."""
+
+    marks: float | None
+    drops: float | None
+    packets: float
+
 
 @dataclass(frozen=True)
 class Grid:
@@ -84,23 +104,52 @@ class Grid:
 
 def flow_series(
     plans: list[FlowPlan], grid: Grid, duration_s: float
-) -> tuple[pd.DataFrame, list[dict[str, Any]], np.ndarray]:
-    """The flow columns, the flows' summaries, and the wire rate of all flows on the fine
-    grid (the link's load)."""
+) -> tuple[pd.DataFrame, list[dict[str, Any]], np.ndarray, QueueSignals]:
+    """The flow columns, the flows' summaries, the wire rate of all flows on the fine grid
+    (the link's load), and the queue discipline's signals to them."""
     columns: dict[str, list[np.ndarray]] = {name: [] for name in FLOW_COLUMNS}
     summaries = []
     wire_bps = np.zeros_like(grid.fine_s)
+    totals: list[tuple[float | None, float | None, float]] = []
     for plan in plans:
         window, rate_bps, rtt_s = plan.windows_and_rates(grid.fine_s)
         wire_bps += np.nan_to_num(plan.flow.wire(1.0) * rate_bps)
         delivered = grid.cumulative(rate_bps / 8)
         for name, values in _flow_columns(plan, grid, window, rtt_s, delivered).items():
             columns[name].append(values)
-        summaries.append(_flow_summary(plan, duration_s, float(delivered[-1])))
+        signals = _signals(plan, grid, rate_bps)
+        totals.append((*signals, float(delivered[-1]) / plan.flow.mss_bytes))
+        summaries.append(_flow_summary(plan, duration_s, float(delivered[-1]), *signals))
     # One frame from every flow's arrays: a frame per flow, concatenated, took most of the time
     # for thousands of flows.
     flows = pd.DataFrame({name: np.concatenate(parts) for name, parts in columns.items()})
-    return flows, summaries, wire_bps
+    return flows, summaries, wire_bps, _queue_signals(totals)
+
+
+def _signals(plan: FlowPlan, grid: Grid, rate_bps: np.ndarray) -> tuple[float | None, float | None]:
+    """The flow's marks and queue drops over its life: its packets (delivered, a hair fewer
+    than sent at these rates) times the shares its queue's model gives; None where its rate
+    or a share is unknown."""
+    if np.isnan(rate_bps).any():
+        return None, None
+    packets_per_s = rate_bps / (8 * plan.flow.mss_bytes)
+    active = packets_per_s > 0
+    counts: list[float | None] = []
+    for share in plan.signal_shares(grid.fine_s):
+        known = not np.isnan(share[active]).any()
+        total = float((packets_per_s[active] * share[active]).sum() * grid.step_s)
+        counts.append(total if known else None)
+    return counts[0], counts[1]
+
+
+def _queue_signals(totals: list[tuple[float | None, float | None, float]]) -> QueueSignals:
+    marks = [m for m, _, _ in totals]
+    drops = [d for _, d, _ in totals]
+    return QueueSignals(
+        marks=None if None in marks else sum(m or 0.0 for m in marks),
+        drops=None if None in drops else sum(d or 0.0 for d in drops),
+        packets=sum(p for _, _, p in totals),
+    )
 
 
 def _flow_columns(
@@ -122,7 +171,13 @@ def _flow_columns(
     }
 
 
-def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> dict[str, Any]:
+def _flow_summary(
+    plan: FlowPlan,
+    duration_s: float,
+    delivered_bytes: float,
+    marks: float | None,
+    queue_drops: float | None,
+) -> dict[str, Any]:
     spec, flow = plan.spec, plan.flow
     start_s = spec["start_ns"] / 1e9
     end_s = duration_s if spec["stop_ns"] is None else spec["stop_ns"] / 1e9
@@ -132,6 +187,12 @@ def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> 
     on_link = any(answer.on_link for _, _, answer in plan.epochs)
     drops = sum(1 for d in plan.drops_s if start_s <= d < end_s)
     retransmits = None if delivered is None else delivered / flow.mss_bytes * flow.loss + drops
+    # Only a model of the queue's drops (RED's, DCTCP's none) knows those of a flow on the link.
+    if on_link and (queue_drops is None or retransmits is None):
+        retransmits = None
+    elif retransmits is not None:
+        retransmits += queue_drops or 0.0
+    extra = {} if marks is None else {"ce_marks": round(marks)}
     return {
         "id": flow.id,
         "group": spec["group"],
@@ -139,7 +200,7 @@ def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> 
         "rtt_ms": 1e3 * flow.rtt_s,
         "goodput_mbps": None if delivered is None else 8 * delivered / (end_s - start_s) / 1e6,
         "bytes_delivered": None if delivered is None else round(delivered),
-        "retransmits": None if retransmits is None or on_link else round(retransmits),
+        "retransmits": None if retransmits is None else round(retransmits),
         "packets_sent": None
         if delivered is None or retransmits is None
         else round(delivered / flow.mss_bytes + retransmits),
@@ -148,6 +209,7 @@ def _flow_summary(plan: FlowPlan, duration_s: float, delivered_bytes: float) -> 
         "start_s": start_s,
         "end_s": end_s,
         "limited_by": main.limited_by,
+        **extra,
     }
 
 
@@ -158,9 +220,13 @@ def link_series(
     wire_bps: np.ndarray,
     duration_s: float,
     queue_pkts: float,
+    signals: QueueSignals,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The link's columns and summary: the flows' load plus the background, and each
-    epoch's mean queue. `epochs` holds (start s, stop s, state, background bit/s)."""
+    epoch's mean queue. `epochs` holds (start s, stop s, state, background bit/s).
+    Where a model of the queue counts its marks and drops (a step marker, RED) the summary
+    has them as the simulator names them: `aqm_marks`, `aqm_drops`, and `drops` with the
+    link's random losses added."""
     background = np.zeros_like(grid.fine_s)
     queue = np.zeros_like(grid.fine_s)
     known = True
@@ -191,4 +257,11 @@ def link_series(
         "mean_queue_pkts": mean_queue if known else None,
         "capacity_pkts": queue_pkts,
     }
+    if signals.marks is not None and signals.drops is not None:
+        random_drops = signals.packets * link["loss"].get("p", 0.0)
+        summary |= {
+            "drops": round(signals.drops + random_drops),
+            "aqm_drops": round(signals.drops),
+            "aqm_marks": round(signals.marks),
+        }
     return frame, summary

@@ -2,7 +2,8 @@
 own limits (window/RTT, pacing, application rates, its response function at the loss it
 sees) unless the shared link cannot carry that; the link's capacity is filled from the
 smallest demand up (max-min fairness), and the flows that are left share what remains as
-their stacks do behind a drop-tail queue.
+their stacks do behind the link's queue: a drop-tail sawtooth, DCTCP's sawtooth under a step
+marker, or RED's equilibrium (`aqm`).
 
 Flows the models cannot answer (a loss rate and no response function; a delay- or rate-based
 stack filling the link) get no rate, and so do the flows whose share would depend on theirs.
@@ -12,96 +13,93 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
+from typing import Any
 
 from tcpeval import models
-from tcpeval.backends.model.stacks import Stack
-
-NO_MODEL = "no model"
-
-
-@dataclass(frozen=True)
-class ModelFlow:
-    """One flow as the models see it. Rates are payload bits per second."""
-
-    id: int
-    stack: Stack
-    rtt_s: float
-    mss_bytes: int
-    loss: float
-    """Random per-packet loss on the path (the link's, plus the receiver's 1-in-N drops)."""
-    limits_bps: dict[str, float] = field(default_factory=dict)
-    """Fixed limits by name: window, pacing, source rate, sink rate."""
-
-    @property
-    def packet_bytes(self) -> int:
-        return self.mss_bytes + models.HEADER_BYTES
-
-    def wire(self, goodput_bps: float) -> float:
-        """The link rate a goodput takes: payload plus headers."""
-        return goodput_bps * self.packet_bytes / self.mss_bytes
-
-    def loss_limit_bps(self, p: float, rtt_s: float) -> float | None:
-        window = self.stack.response_window_pkts(p, rtt_s)
-        return None if window is None else window * 8 * self.mss_bytes / rtt_s
-
-    def own_limit(self) -> tuple[float, str] | None:
-        """The lowest of the flow's own limits and its name; None when the flow has no limit
-        of its own, or has random loss and no response function (it cannot be known)."""
-        limits = dict(self.limits_bps)
-        if self.loss > 0:
-            by_loss = self.loss_limit_bps(self.loss, self.rtt_s)
-            if by_loss is None:
-                return None
-            limits[f"loss ({self.stack.response_formula()})"] = by_loss
-        if not limits:
-            return None
-        name = min(limits, key=limits.__getitem__)
-        return limits[name], name
-
-
-@dataclass(frozen=True)
-class Answer:
-    goodput_bps: float | None
-    limited_by: str
-    rtt_s: float
-    """Base RTT plus the mean queueing delay."""
-    on_link: bool = False
-    """True when the link's share, not a limit of its own, sets the rate."""
-
-
-@dataclass(frozen=True)
-class LinkState:
-    utilization: float | None
-    mean_queue_pkts: float | None
+from tcpeval.backends.model.aqm import (
+    Discipline,
+    DropTail,
+    RedQueue,
+    StepMarker,
+    dctcp_share,
+    red_share,
+    red_signals,
+)
+from tcpeval.backends.model.flows import NO_MODEL, Answer, LinkState, ModelFlow, no_model
 
 
 def share(
-    flows: Sequence[ModelFlow], rate_bps: float, queue_pkts: float, background_bps: float
+    flows: Sequence[ModelFlow],
+    rate_bps: float,
+    queue_pkts: float,
+    background_bps: float,
+    aqm: Discipline | None = None,
 ) -> tuple[dict[int, Answer], LinkState]:
     """Every active flow's answer and the link's state, for a link of `rate_bps` with a
-    drop-tail queue of `queue_pkts` carrying `background_bps` of traffic without congestion
-    control."""
+    queue of `queue_pkts` under `aqm` (drop-tail by default) carrying `background_bps` of
+    traffic without congestion control."""
+    aqm = aqm or DropTail()
     answers: dict[int, Answer] = {}
     capacity = max(rate_bps - background_bps, 0.0)
-    waiting = sorted(flows, key=lambda f: _demand(f))
+    # RED's probability reaches every flow, however small: a flow with a response function
+    # takes the lower of its own limits and its response at RED's p (`red_share`).
+    responsive = [f for f in flows if isinstance(aqm, RedQueue) and f.stack.has_response]
+    first = {f.id for f in responsive}
+    waiting = sorted((f for f in flows if f.id not in first), key=lambda f: _demand(f))
     while waiting:
         flow = waiting[0]
         limit = flow.own_limit()
-        if limit is None or not _fits(flow, limit[0], capacity / len(waiting)):
+        if limit is None or not _fits(flow, limit[0], capacity / (len(waiting) + len(responsive))):
             break  # this flow, and every one after it, wants more than an equal share
         answers[flow.id] = Answer(limit[0], limit[1], flow.rtt_s)
         capacity -= flow.wire(limit[0])
         waiting.pop(0)
-    queue = 0.0
+    waiting += responsive
+    queue, figures = 0.0, dict[str, Any]()
     if waiting:
-        queue = _share_link(waiting, capacity, queue_pkts, answers)
+        queue, figures = _share_link(waiting, capacity, queue_pkts, aqm, answers)
+    _signal_the_limited(flows, waiting, aqm, queue, figures, answers)
     known = all(answers[f.id].goodput_bps is not None for f in flows)
     used = background_bps + sum(f.wire(answers[f.id].goodput_bps or 0.0) for f in flows)
     return answers, LinkState(
         utilization=min(used / rate_bps, 1.0) if known else None,  # `_fits`' slack
         mean_queue_pkts=queue if known else None,
+        figures=figures,
     )
+
+
+def _signal_the_limited(
+    flows: Sequence[ModelFlow],
+    waiting: list[ModelFlow],
+    aqm: Discipline,
+    queue: float,
+    figures: dict[str, Any],
+    answers: dict[int, Answer],
+) -> None:
+    """The marks and drops a marking queue gives the flows held by a limit of their own: RED
+    signals every packet at its p; a step marker marks an ECN-capable packet while the queue
+    is above K. Without flows filling the link the queue stays below RED's min_th or K.
+
+    Not-ECT flows filling a step marker's queue hold it far above K: its marks would cut an
+    ECN-capable flow below its own limit by an amount no model here gives."""
+    marked_above_k = figures.get("marked_above_k", 0.0)
+    p = figures.get("p", 0.0)
+    on_link = {f.id for f in waiting}
+    for flow in flows:
+        if flow.id in on_link or answers[flow.id].goodput_bps is None:
+            continue
+        answer = answers[flow.id]
+        if isinstance(aqm, RedQueue):
+            answers[flow.id] = red_signals(aqm, flow, answer, p, queue)
+        elif isinstance(aqm, StepMarker) and ("marked_above_k" in figures or not waiting):
+            marked = marked_above_k if flow.ecn_capable else 0.0
+            answers[flow.id] = replace(answer, marked=marked, dropped=0.0)
+        elif isinstance(aqm, StepMarker) and flow.ecn_capable:
+            # The others' shares hang on what is left of this flow's: none is known.
+            reason = "an ECN-capable flow marked by a step marker whose queue Not-ECT flows fill"
+            no_model(flows, answers, reason)
+            return
 
 
 def _fits(flow: ModelFlow, limit_bps: float, wire_share_bps: float) -> bool:
@@ -121,22 +119,39 @@ def _demand(flow: ModelFlow) -> float:
 
 
 def _share_link(
-    flows: list[ModelFlow], capacity_bps: float, queue_pkts: float, answers: dict[int, Answer]
-) -> float:
-    """Share what the link has left among the flows that fill it; returns the mean queue."""
+    flows: list[ModelFlow],
+    capacity_bps: float,
+    queue_pkts: float,
+    aqm: Discipline,
+    answers: dict[int, Answer],
+) -> tuple[float, dict[str, Any]]:
+    """Share what the link has left among the flows that fill it; returns the mean queue and
+    the queue model's figures."""
     if capacity_bps <= 0:
         for flow in flows:
             answers[flow.id] = Answer(0.0, "link share (none left)", flow.rtt_s, on_link=True)
-        return 0.0
+        return 0.0, {}
     if any(f.loss > 0 and not f.stack.has_response for f in flows):
-        _no_model(flows, answers, "shares the link with a flow the models cannot answer")
-        return math.nan
+        no_model(flows, answers, "shares the link with a flow the models cannot answer")
+        return math.nan, {}
+    if isinstance(aqm, RedQueue):
+        return red_share(flows, capacity_bps, queue_pkts, aqm, answers)
+    # Packets without ECT pass a step marker to the hard limit: for them it is drop-tail.
+    if isinstance(aqm, StepMarker) and any(f.ecn_capable for f in flows):
+        return dctcp_share(flows, capacity_bps, queue_pkts, aqm, answers)
+    return _droptail_share(flows, capacity_bps, queue_pkts, answers), {}
+
+
+def _droptail_share(
+    flows: list[ModelFlow], capacity_bps: float, queue_pkts: float, answers: dict[int, Answer]
+) -> float:
+    """The flows' sawtooth of their back-off behind a drop-tail queue; returns its mean."""
     bdp = _bdp_pkts(flows, capacity_bps)
     betas = [f.stack.backoff(bdp, queue_pkts) for f in flows]
     known_betas = [b for b in betas if b is not None]
     if len(known_betas) < len(betas):
         names = sorted({f.stack.name for f, b in zip(flows, betas, strict=True) if b is None})
-        _no_model(flows, answers, f"no model of how {', '.join(names)} fills a link")
+        no_model(flows, answers, f"no model of how {', '.join(names)} fills a link")
         return math.nan
     beta = sum(known_betas) / len(known_betas)
     carried = capacity_bps * models.sawtooth_utilization(bdp, queue_pkts, beta)
@@ -185,9 +200,3 @@ def _bdp_pkts(flows: list[ModelFlow], capacity_bps: float) -> float:
     """The pipe the flows fill, in packets: at the largest RTT and packet among them."""
     rtt_s = max(f.rtt_s for f in flows)
     return models.bdp_pkts(capacity_bps, rtt_s, max(f.packet_bytes for f in flows))
-
-
-def _no_model(flows: list[ModelFlow], answers: dict[int, Answer], reason: str) -> None:
-    text = reason if reason.startswith(NO_MODEL) else f"{NO_MODEL}: {reason}"
-    for flow in flows:
-        answers[flow.id] = Answer(None, text, flow.rtt_s, on_link=True)
