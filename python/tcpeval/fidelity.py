@@ -44,11 +44,41 @@ KERNEL_FIGURES: dict[tuple[str, str], float] = {
     ("reno 82/162ms 250M 300s", "ratio"): 2.69,
     ("1 reno loss 1e-3 300s", "Mb/s"): 7.85,
     ("1 cubic loss 1e-3 300s", "Mb/s"): 7.72,
+    ("2 reno ECN red 100M 40ms", "Mb/s"): 94.0,
+    ("2 reno ECN red 100M 40ms", "marks/pkt"): 0.00166,
+    ("2 reno ECN red 100M 40ms", "AQM drops"): 77.5,
+    ("2 cubic ECN red 100M 40ms", "Mb/s"): 95.9,
+    ("2 cubic ECN red 100M 40ms", "marks/pkt"): 0.000131,
+    ("2 cubic ECN red 100M 40ms", "AQM drops"): 0.0,
+    ("2 reno ECN codel 100M 40ms", "Mb/s"): 90.3,
+    ("2 reno ECN codel 100M 40ms", "marks/pkt"): 6.7e-05,
+    ("2 reno ECN codel 100M 40ms", "AQM drops"): 0.5,
+    ("2 cubic ECN codel 100M 40ms", "Mb/s"): 95.6,
+    ("2 cubic ECN codel 100M 40ms", "marks/pkt"): 6.95e-05,
+    ("2 cubic ECN codel 100M 40ms", "AQM drops"): 0.0,
 }
 """The kernel's figures (Linux 6.18, HZ 250: real reno, cubic and bbr in network namespaces
 behind the lab's emulator), each the mean of the valid runs of seeds 1 and 2, measured on the
 project's 2-vCPU VM on 2026-11-28 with `bench/fidelity.py --lab --repeats 2` and, for the
-300 s rows, `tcpeval run --backend lab`. docs/hosts.md gives each row's history."""
+300 s rows, `tcpeval run --backend lab`; the classic-ECN rows on 2026-12-06 with
+`bench/fidelity.py --lab --rows ECN --repeats 2`. docs/hosts.md gives each row's history."""
+
+
+KERNEL_MISSES: dict[tuple[str, str], str] = {
+    ("2 reno ECN red 100M 40ms", "AQM drops"): "both worlds drop Reno's retransmissions "
+    "after its slow-start overshoot (Linux sends them Not-ECT and RED must drop them): 63.5 "
+    "simulated, 77.5 in the kernel; 'no AQM drops' holds for CUBIC, whose HyStart ends slow "
+    "start before the queue fills",
+    ("2 reno ECN codel 100M 40ms", "AQM drops"): "the same slow-start retransmissions, fewer "
+    "of them under CoDel: 2 simulated, 0.5 in the kernel",
+    ("2 cubic ECN red 100M 40ms", "marks/pkt"): "the kernel's CUBIC drew 5.6 times fewer "
+    "marks per packet (0.00013 against 0.00074; about 130 marks in its two runs) at the same "
+    "goodput: not yet explained",
+    ("2 reno ECN codel 100M 40ms", "marks/pkt"): "31% more marks per packet simulated than in "
+    "the kernel (8.7e-5 against 6.7e-5; a few dozen marks a run)",
+}
+"""Rows whose simulated figure misses the goal against the kernel, with what is known of why;
+their test expects the miss, and fails once it is mended so that the entry goes."""
 
 
 @dataclass(frozen=True)
