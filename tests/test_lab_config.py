@@ -142,3 +142,15 @@ def test_l4s_is_refused_by_name(monkeypatch: pytest.MonkeyPatch):
         "flow[1].ecn: 'l4s' needs AccECN (RFC 9768), which this kernel lacks "
         "(net.ipv4.tcp_ecn accepts 0–2) (backend 'lab')"
     ]
+
+
+@pytest.mark.parametrize("cc", ["dctcp", "prague"])
+def test_a_stack_the_kernel_lacks_a_module_for_is_refused_saying_which(cc: str):
+    scenario = parse_scenario(
+        {"name": "dctcp", "duration": "10s", "bottleneck": {"rate": "100Mbps"},
+         "flow": [{"cc": cc, "rtt": "40ms"}]}
+    )  # fmt: skip
+    (problem,) = lab_backend.BACKEND.supports(scenario)
+    assert (problem.field, problem.value) == ("flow[0].cc", cc)
+    assert "which this kernel lacks" in problem.reason
+    assert "BPF" in problem.reason

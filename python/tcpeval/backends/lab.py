@@ -69,7 +69,7 @@ class Lab:
         return REFUSED
 
     def supports(self, scenario: Scenario) -> list[Problem]:
-        problems = refusals(self, scenario)
+        problems = [_explained(problem) for problem in refusals(self, scenario)]
         for index, group in enumerate(scenario.flow):
             path = f"flow[{index}]"
             if group.cc.params:
@@ -107,6 +107,26 @@ def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Pro
             reason = f"is not supported: this kernel's {key.replace('_', ' ')} is {kernel_does}"
             problems.append(Problem(f"{path}.{field}", value, reason))
     return problems
+
+
+# Stacks of the simulator that need a kernel module this machine's kernel lacks (it has reno,
+# cubic and bbr built in and loads none): they come to the lab as BPF congestion controls.
+NEEDS_A_MODULE = {
+    "dctcp": "tcp_dctcp",
+    "prague": "tcp_prague (out of tree)",
+}
+
+
+def _explained(problem: Problem) -> Problem:
+    """A refused algorithm the kernel could run with a module says which module it lacks."""
+    module = NEEDS_A_MODULE.get(str(problem.value))
+    if not problem.field.endswith(".cc") or module is None:
+        return problem
+    reason = (
+        f"needs the kernel module {module}, which this kernel lacks (built in: "
+        f"{', '.join(kernel.algorithms())}); it comes to the lab as a BPF congestion control"
+    )
+    return Problem(problem.field, problem.value, reason)
 
 
 def _ecn(scenario: Scenario) -> list[Problem]:

@@ -321,25 +321,20 @@ impl Sender {
         {
             self.enter_recovery(now_ns, prior_in_flight);
         }
-        let sample = self.rate.finish_ack(now_ns, self.rtt.min_rtt_ns());
-        if acked > 0 {
-            let info = Ack {
-                now_ns,
-                acked: acked as u32,
-                lost: lost as u32,
-                ce_pkts: echo.ce_pkts,
-                rtt_ns,
-                prior_in_flight: prior_in_flight as u32,
-                in_flight: self.board.in_flight() as u32,
-                round_start: sample.round_start,
-                ca_state: self.ca_state,
-                cwnd_limited: self.cwnd_limited,
-                rate: sample.rate,
-            };
-            let path = self.path();
-            self.cc.on_ack(&info, &path);
-            self.cc_changed();
-        }
+        let info = Ack {
+            now_ns,
+            acked: acked as u32,
+            lost: lost as u32,
+            ce_pkts: echo.ce_pkts,
+            rtt_ns,
+            prior_in_flight: prior_in_flight as u32,
+            in_flight: self.board.in_flight() as u32,
+            round_start: false,
+            ca_state: self.ca_state,
+            cwnd_limited: self.cwnd_limited,
+            rate: None,
+        };
+        self.inform_controller(info);
         if self.in_window_reduction() {
             self.reduction.on_ack(RecoveryAck {
                 delivered_pkts: acked,
@@ -358,6 +353,20 @@ impl Sender {
         }
         self.send(now_ns, out);
         self.take_wakeups()
+    }
+
+    /// Close the ACK's rate sample and give the controller what the ACK told (Linux
+    /// `tcp_cong_control`), when it acknowledged anything.
+    fn inform_controller(&mut self, mut info: Ack) {
+        let sample = self.rate.finish_ack(info.now_ns, self.rtt.min_rtt_ns());
+        if info.acked == 0 {
+            return;
+        }
+        info.round_start = sample.round_start;
+        info.rate = sample.rate;
+        let path = self.path();
+        self.cc.on_ack(&info, &path);
+        self.cc_changed();
     }
 
     pub fn on_rto_wake(&mut self, now_ns: u64, out: &mut Vec<Packet>) -> Wakeups {
