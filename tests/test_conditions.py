@@ -86,6 +86,8 @@ def test_window_share_of_bdp_is_at_the_slowest_link_of_the_route() -> None:
                 "max_p": 0.1,
                 "weight": 0.002,
                 "gentle": True,
+                "ecn": False,
+                "harddrop": False,
             },
         ),
         (
@@ -97,12 +99,29 @@ def test_window_share_of_bdp_is_at_the_slowest_link_of_the_route() -> None:
                 "max_p": 0.2,
                 "weight": 0.002,
                 "gentle": False,
+                "ecn": False,
+                "harddrop": False,
             },
         ),
-        ("codel", {"name": "codel", "target_ns": 5_000_000, "interval_ns": 100_000_000}),
         (
-            {"name": "codel", "target": "2ms", "interval": "50ms"},
-            {"name": "codel", "target_ns": 2_000_000, "interval_ns": 50_000_000},
+            "codel",
+            {
+                "name": "codel",
+                "target_ns": 5_000_000,
+                "interval_ns": 100_000_000,
+                "ecn": False,
+                "ce_threshold_ns": None,
+            },
+        ),
+        (
+            {"name": "codel", "target": "2ms", "interval": "50ms", "ecn": True},
+            {
+                "name": "codel",
+                "target_ns": 2_000_000,
+                "interval_ns": 50_000_000,
+                "ecn": True,
+                "ce_threshold_ns": None,
+            },
         ),
     ],
 )
@@ -454,7 +473,7 @@ BAD = [
         "unit",
     ),
     ("no links", lambda d: d.pop("bottleneck"), "bottleneck", None, "[[link]]"),
-    ("aqm", lambda d: d["bottleneck"].update(aqm="pie"), "bottleneck.aqm", "pie", "codel"),
+    ("aqm", lambda d: d["bottleneck"].update(aqm="sfq"), "bottleneck.aqm", "sfq", "codel"),
     (
         "red max_p",
         lambda d: d["bottleneck"].update(aqm={"name": "red", "max_p": 0}),
