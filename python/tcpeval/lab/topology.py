@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 
 from tcpeval.lab.ledger import Ledger
 from tcpeval.lab.netns import ns_sh, sh
+from tcpeval.models import HEADER_BYTES
 
 KERNEL_CPU = 0
 EMULATOR_CPU = 1
 SUBNET_BITS = 16
 RECEIVER_IP = "10.201.2.1"
-# The TCP timestamp option (12 bytes) sits in every segment: MTU = MSS + 40 + 12.
-HEADER_BYTES = 52
 
 
 @dataclass(frozen=True)
@@ -62,6 +61,7 @@ class Topology:
 
 
 def mtu_for(mss_bytes: int) -> int:
+    """The IP packet of a full segment: MSS + 40 header bytes + 12 of the timestamp option."""
     return mss_bytes + HEADER_BYTES
 
 

@@ -22,8 +22,6 @@ from tcpeval.units import parse_duration, parse_rate, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
-HEADER_BYTES = 52
-
 
 def _goodput_mbps(result: Result, flow: int) -> float:
     """A flow's goodput over the window; NaN where the backend has none (a stack no model
