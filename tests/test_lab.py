@@ -203,6 +203,25 @@ def test_an_aqm_that_marks_marks_the_kernels_packets_and_the_receiver_counts_eac
     assert not lab_namespaces()
 
 
+@pytest.mark.parametrize("aqm", ["fq_codel", "dualpi2"])
+def test_the_schedulers_of_today_run_in_the_emulator_as_in_the_simulator(aqm):
+    """FQ-CoDel and DualPI2 serve the kernel's packets through netem's code, as the
+    simulator's links do: two CUBIC flows with classic ECN fill the link, the AQM holds the
+    queue far below the 3-BDP buffer a drop-tail queue would fill (1000 packets), its marks
+    reach the receiver one for one, and the run is valid."""
+    bottleneck = {"rate": "100Mbps", "queue": "300%bdp", "aqm": aqm}
+    flows = [{"cc": "cubic", "rtt": "40ms", "count": 2, "ecn": "classic"}]
+    data = scenario(duration="30s", measure="second half", bottleneck=bottleneck, flow=flows)
+    result = valid_run(data)
+    link, marks = result.summary["bottleneck"], checks_of(result)["marks"]
+    print(f"{aqm}: {link}")
+    assert link["utilization"] >= 0.85
+    assert link["mean_queue_pkts"] < 150, "FQ-CoDel 5 ms, PI2 15 ms: 42 and 125 packets"
+    assert link["aqm_marks"] > 0
+    assert marks["ok"], marks
+    assert not lab_namespaces()
+
+
 def test_a_flow_without_ecn_is_not_marked_where_the_aqm_would_mark():
     """The same RED with a flow that does not ask for ECN (tcp_ecn = 0): it drops, marks
     nothing, and the receiver sees no CE."""
