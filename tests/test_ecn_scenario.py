@@ -71,3 +71,9 @@ def test_every_discipline_resolves_into_the_cores_dialect_and_marks(aqm: Any) ->
     assert result.summary["bottleneck"]["aqm_marks"] > 0
     assert sum(f["ce_marks"] for f in result.summary["flows"]) > 0
     assert result.links["marks"].iloc[-1] == result.summary["bottleneck"]["aqm_marks"]
+    # The series end where the summary does: marks, echoes and reductions by cause.
+    last = result.flows.groupby("flow").last()
+    for flow in result.summary["flows"]:
+        row = last.loc[flow["id"]]
+        for key in ("ce_marks", "ece_acks", "congestion_events", "ecn_reductions"):
+            assert row[key] == flow[key], key

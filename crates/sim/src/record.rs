@@ -31,9 +31,16 @@ pub const FLOW_COLUMNS: [&str; 9] = [
 /// The names of the link columns, in the order [`LinkColumns::into_named`] gives them.
 pub const LINK_COLUMNS: [&str; 5] = ["t_s", "link", "queue_pkts", "drops", "tx_bytes"];
 
-/// The simulator's own columns after the contract's: CE-marked packets received by each flow
-/// and marked by each link, cumulative (the other backends have no such counters).
-pub const SIM_FLOW_COLUMNS: [&str; 1] = ["ce_marks"];
+/// The simulator's own columns after the contract's, cumulative (the other backends have no
+/// such counters): per flow the CE-marked packets its receiver got, the ACKs whose echo
+/// signalled congestion, its window reductions and those of them for ECN (the rest answered
+/// losses); per link the packets its AQM marked.
+pub const SIM_FLOW_COLUMNS: [&str; 4] = [
+    "ce_marks",
+    "ece_acks",
+    "congestion_events",
+    "ecn_reductions",
+];
 pub const SIM_LINK_COLUMNS: [&str; 1] = ["marks"];
 
 /// One column of a time series, in its own number type.
@@ -56,6 +63,9 @@ pub struct FlowColumns {
     pub retransmits: Vec<u64>,
     pub pacing_rate_bps: Vec<f64>,
     pub ce_marks: Vec<u64>,
+    pub ece_acks: Vec<u64>,
+    pub congestion_events: Vec<u64>,
+    pub ecn_reductions: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -124,6 +134,9 @@ impl Recorder {
             c.retransmits.push(s.stats.retransmits);
             c.pacing_rate_bps.push(s.pacing_rate_bps_now());
             c.ce_marks.push(f.receiver.ecn.ce_received);
+            c.ece_acks.push(s.stats.ece_acks);
+            c.congestion_events.push(s.stats.congestion_events);
+            c.ecn_reductions.push(s.stats.ecn_reductions);
         }
         for (row, &i) in self.recorded_links.iter().enumerate() {
             let l = &mut links[i];
@@ -142,9 +155,12 @@ impl Recorder {
 impl FlowColumns {
     /// The columns with their names, in the order of [`FLOW_COLUMNS`], then the simulator's own.
     pub fn into_named(self) -> impl Iterator<Item = (&'static str, Column)> {
-        let own = SIM_FLOW_COLUMNS
-            .into_iter()
-            .zip([Column::U64(self.ce_marks)]);
+        let own = SIM_FLOW_COLUMNS.into_iter().zip([
+            Column::U64(self.ce_marks),
+            Column::U64(self.ece_acks),
+            Column::U64(self.congestion_events),
+            Column::U64(self.ecn_reductions),
+        ]);
         let columns = [
             Column::F64(self.t_s),
             Column::U32(self.flow),
@@ -169,7 +185,10 @@ impl FlowColumns {
         self.delivered_bytes.try_reserve(n)?;
         self.retransmits.try_reserve(n)?;
         self.pacing_rate_bps.try_reserve(n)?;
-        self.ce_marks.try_reserve(n)
+        self.ce_marks.try_reserve(n)?;
+        self.ece_acks.try_reserve(n)?;
+        self.congestion_events.try_reserve(n)?;
+        self.ecn_reductions.try_reserve(n)
     }
 }
 

@@ -33,7 +33,7 @@ from tcpeval.scenario import Resolution, Scenario, ScenarioError
 
 # Bytes, measured on runs of 10^5 flows and 10^7 samples (bench/fuzz_scenarios.py --memory).
 BASE_BYTES = 160 * 2**20  # the interpreter with numpy, pandas, pyarrow and the core
-FLOW_ROW_BYTES = 3 * 72  # ten columns, three copies at the peak
+FLOW_ROW_BYTES = 3 * 96  # thirteen columns, three copies at the peak
 LINK_ROW_BYTES = 3 * 44  # six columns
 PACKET_BYTES = 4 * 80  # a packet slot in a link's FIFO, its scoreboard entry, the window cap
 FLOW_BYTES = 16 * 2**10  # a flow's state, its resolved entry, its summary in JSON and Python
