@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 export VIRTUAL_ENV := $(abspath $(VENV))
 
 # Rebuild the core only when its sources or the packaging change.
+BPF_SOURCES := $(wildcard crates/bpf/bpf/*)
+BPF_PACKAGES := clang-19 bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config
 RUST_SOURCES := Cargo.toml $(wildcard Cargo.lock) $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 
 # Runtime and dev dependencies, read from pyproject.toml so they are listed in one place.
@@ -54,10 +56,20 @@ $(VENV)/requirements.txt: pyproject.toml
 	mv $@.tmp $@
 
 # The Rust core built in release and the package installed (editable: Python edits need no rebuild).
-# The probe endpoint and the lab's emulator are binaries of their own (no Python inside); copied
-# next to `tcpeval` so the Python drivers find them (python/tcpeval/probe/binary.py).
-$(VENV)/.core: $(VENV)/requirements.txt $(RUST_SOURCES)
+# The probe endpoint, the lab's emulator and its BPF loader are binaries of their own (no
+# Python inside); copied next to `tcpeval` so the Python drivers find them
+# (python/tcpeval/probe/binary.py).
+$(VENV)/.core: $(VENV)/requirements.txt $(VENV)/.bpf-tools $(RUST_SOURCES) $(BPF_SOURCES)
 	$(BIN)/maturin develop --release
-	cargo build --release -p tcpeval-probe -p tcpeval-lab
-	cp target/release/tcpeval-probe target/release/tcpeval-lab $(BIN)/
+	cargo build --release -p tcpeval-probe -p tcpeval-lab -p tcpeval-bpf
+	cp target/release/tcpeval-probe target/release/tcpeval-lab target/release/tcpeval-bpf $(BIN)/
+	touch $@
+
+# The lab's BPF congestion controls (crates/bpf) compile with clang-19 against the running
+# kernel's BTF, dumped by bpftool; Debian's packages, installed here when missing (as root).
+$(VENV)/.bpf-tools: $(VENV)/requirements.txt
+	command -v clang-19 >/dev/null && command -v bpftool >/dev/null \
+		&& [ -e /usr/include/bpf/bpf_helpers.h ] && [ -e /usr/include/gelf.h ] \
+		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends $(BPF_PACKAGES) >/dev/null; }
 	touch $@

@@ -1,0 +1,59 @@
+//! Every BPF stack by name: its object (compiled by `build.rs` from `bpf/<name>.bpf.c`) and the
+//! parameters its block holds, in the block's order.
+
+/// How a parameter's value becomes its __u64 word (`bpf/common.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Flag,
+    /// A whole number (packets, rounds, nanoseconds).
+    Count,
+    /// A real number in fixed point (`params::FRACTION_SHIFT`).
+    Fraction,
+}
+
+#[derive(Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: Kind,
+}
+
+#[derive(Debug)]
+pub struct Stack {
+    /// The simulator's name for the algorithm this implements.
+    pub name: &'static str,
+    pub object: &'static [u8],
+    pub params: &'static [Param],
+    /// Its receiver must echo every CE mark, DCTCP-style (RFC 8257 §3.2): the receiving
+    /// kernel does that only when its socket runs the same stack.
+    pub per_packet_echo: bool,
+}
+
+macro_rules! object {
+    ($name:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".bpf.o"))
+    };
+}
+
+const fn param(name: &'static str, kind: Kind) -> Param {
+    Param { name, kind }
+}
+
+pub const STACKS: &[Stack] = &[Stack {
+    name: "aimd",
+    object: object!("aimd"),
+    params: &[
+        param("a", Kind::Fraction),
+        param("b", Kind::Fraction),
+        param("abc", Kind::Flag),
+        param("abc_limit", Kind::Count),
+    ],
+    per_packet_echo: false,
+}];
+
+pub fn find(name: &str) -> Option<&'static Stack> {
+    STACKS.iter().find(|s| s.name == name)
+}
+
+pub fn names() -> String {
+    STACKS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+}
