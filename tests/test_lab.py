@@ -15,49 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from lab_runs import LAB, checks_of, run, scenario, valid_run
 from tcpeval import backends
 from tcpeval.lab import clean, emulator
 from tcpeval.lab.ledger import NAME_PREFIX
 from tcpeval.scenario import ScenarioError, parse_scenario
 
-LAB = backends.get("lab")
 BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
-
-
-def scenario(**changes: object) -> dict:
-    base = {
-        "name": "lab-test",
-        "duration": "12s",
-        "bottleneck": {"rate": "100Mbps", "queue": "100%bdp"},
-        "flow": [{"cc": "cubic", "rtt": "40ms"}],
-    }
-    return base | changes
-
-
-def run(data: dict):
-    return backends.run(parse_scenario(data), LAB)
-
-
-# On a virtual machine the hypervisor stalls the emulator's vCPU for a few ms every so often
-# (docs/lab.md): one stall is stated, but stalls frequent enough to make more than one
-# packet in a thousand late void the run. A test that needs a valid run runs the case again
-# when lateness alone voided it; any other failed check fails the test.
-ATTEMPTS = 5
-LATENESS = "lateness"
-
-
-def valid_run(data: dict):
-    for _ in range(ATTEMPTS):
-        result = run(data)
-        failed = [c for c in checks_of(result).values() if not c["ok"]]
-        assert all(LATENESS in c["name"] for c in failed), failed
-        if not failed:
-            return result
-    raise AssertionError(f"{ATTEMPTS} runs voided by lateness: {failed}")
-
-
-def checks_of(result) -> dict[str, dict]:
-    return {check["name"]: check for check in result.summary["backend"]["details"]["checks"]}
 
 
 def lab_namespaces() -> list[str]:
