@@ -213,6 +213,8 @@ def list_backends(
             "description": backend.description,
             "unavailable": backend.available(),
             "algorithms": backend.algorithms(),
+            # Where each comes from, for a backend that says (the lab: built in or BPF).
+            "origins": getattr(backend, "algorithm_origins", dict)(),
             "refused_keys": dict(backend.refused_keys()),
         }
         for backend in backends.all_backends()
@@ -225,8 +227,13 @@ def list_backends(
         available = "yes" if row["unavailable"] is None else f"no: {row['unavailable']}"
         refused = "\n".join(escape(f"{key}: {why}") for key, why in row["refused_keys"].items())
         name = f"{row['name']}\n[dim]{row['description']}[/]"
-        table.add_row(name, available, ", ".join(row["algorithms"]), refused or "none")
+        algorithms = [_origin(a, row["origins"].get(a)) for a in row["algorithms"]]
+        table.add_row(name, available, ", ".join(algorithms), refused or "none")
     console.print(table)
+
+
+def _origin(algorithm: str, origin: str | None) -> str:
+    return f"{algorithm} ({origin})" if origin else algorithm
 
 
 @app.command()

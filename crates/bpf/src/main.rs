@@ -32,6 +32,12 @@ enum Command {
     List,
     /// Exits 0 if this kernel can run BPF congestion controls, else says what it lacks.
     Check,
+    /// Checks a cc table against the stack's parameters and prints it complete, as JSON.
+    Resolve {
+        /// The scenario's cc table as JSON: `{"name": "htcp", "beta_adaptive": false}`.
+        #[arg(long)]
+        cc: String,
+    },
     /// Registers a stack, prints `{"name", "stack", "params"}` as one JSON line, and keeps it
     /// registered until standard input closes (or the process dies).
     Hold {
@@ -58,6 +64,10 @@ fn run(command: Command) -> Result<()> {
     match command {
         Command::List => print(&list()),
         Command::Check => support::check(),
+        Command::Resolve { cc } => {
+            let (stack, resolved) = resolve(&cc)?;
+            print(&json!({"stack": stack.name, "params": resolved.table}))
+        }
         Command::Hold { name, cc } => hold(&name, &cc),
     }
 }
@@ -72,22 +82,23 @@ fn list() -> Value {
         .collect()
 }
 
-fn hold(name: &str, cc: &str) -> Result<()> {
+fn resolve(cc: &str) -> Result<(&'static stacks::Stack, params::Resolved)> {
     let table: Map<String, Value> = serde_json::from_str(cc).map_err(|e| BpfError::Param {
         field: "table".into(),
         value: cc.to_owned(),
         reason: format!("is not a JSON object ({e})"),
     })?;
-    let asked = table
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let asked = table.get("name").and_then(Value::as_str).unwrap_or_default();
     let stack = stacks::find(asked).ok_or_else(|| BpfError::UnknownStack {
         name: asked.to_owned(),
         known: stacks::names(),
     })?;
+    Ok((stack, params::resolve(stack, &table)?))
+}
+
+fn hold(name: &str, cc: &str) -> Result<()> {
+    let (stack, resolved) = resolve(cc)?;
     support::check()?;
-    let resolved = params::resolve(stack, &table)?;
     let registration = register::register(stack, name, &resolved.words)?;
     print(&json!({"name": registration.name, "stack": stack.name, "params": resolved.table}))?;
     // Held until the caller closes our input; a signal ends the process, which unregisters too.

@@ -3,23 +3,27 @@ namespaces on this host, through a link emulator that checks itself (tcpeval.lab
 
 It runs the dumbbell: one bottleneck ([bottleneck]) with the scenario's rate, queue, AQM and
 loss; every [[flow]] group with its own RTT, algorithm, start, stop or size, count, window,
-MSS, pacing, initial window, minimum RTO and SACK; [[cbr]] sources. What the kernel or the
-lab cannot do is refused by name.
+MSS, pacing, initial window, minimum RTO and SACK; [[cbr]] sources. Its algorithms are the
+kernel's built-in ones and tcpeval's BPF stacks (lab/bpf.py), which take the simulator's
+parameters. What the kernel or the lab cannot do is refused by name.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 
 from tcpeval.backends.protocol import Problem, refusals
-from tcpeval.lab import kernel
+from tcpeval.lab import bpf, kernel
 from tcpeval.lab.emulator import BINARY
+from tcpeval.lab.ledger import NAME_PREFIX
+from tcpeval.lab.netns import LabError
 from tcpeval.lab.run import run_lab
 from tcpeval.probe.binary import find_binary, probe_binary
 from tcpeval.result import Result
-from tcpeval.scenario import Scenario, resolution
+from tcpeval.scenario import Scenario, cc_algorithms, resolution
 from tcpeval.scenario.hosts import PROFILES, HostBehaviour
 from tcpeval.units import Rate
 
@@ -38,7 +42,12 @@ REFUSED = {
     "flow.sink_rate": "memory to memory: no application rate",
 }
 MIN_CPUS = 2
-L4S_REASON = "needs AccECN (RFC 9768), which this kernel lacks (net.ipv4.tcp_ecn accepts 0–2)"
+L4S_REASON = (
+    "needs AccECN (RFC 9768), which this kernel lacks (net.ipv4.tcp_ecn accepts 0–2); "
+    "a BPF stack with DCTCP's per-packet echo (prague) runs it on that feedback instead"
+)
+# A lab run's own registrations (lab/bpf.py), which other runs must not take for stacks.
+RUN_REGISTRATION = re.compile(rf"{NAME_PREFIX}[0-9a-f]{{4}}")
 
 
 class Lab:
@@ -63,7 +72,15 @@ class Lab:
         return None
 
     def algorithms(self) -> list[str]:
-        return kernel.algorithms()
+        return list(self.algorithm_origins())
+
+    def algorithm_origins(self) -> dict[str, str]:
+        """Each algorithm and where it comes from: "built in" (the kernel's) or "BPF"."""
+        built_in = [n for n in kernel.algorithms() if not RUN_REGISTRATION.match(n)]
+        origins = dict.fromkeys(built_in, "built in")
+        if bpf.unsupported() is None:
+            origins |= {name: "BPF" for name in bpf.stacks() if name not in origins}
+        return origins
 
     def refused_keys(self) -> Mapping[str, str]:
         return REFUSED
@@ -72,9 +89,7 @@ class Lab:
         problems = [_explained(problem) for problem in refusals(self, scenario)]
         for index, group in enumerate(scenario.flow):
             path = f"flow[{index}]"
-            if group.cc.params:
-                reason = "the kernel's algorithm takes its parameters from the host"
-                problems.append(Problem(f"{path}.cc", group.cc.name, reason))
+            problems += _parameters(path, group.cc.resolved(), self.algorithm_origins())
             if group.pacing is not None and not isinstance(group.pacing, Rate):
                 problems.append(Problem(f"{path}.pacing", group.pacing.given, "give a rate"))
             host = group.behaviour()
@@ -109,23 +124,35 @@ def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Pro
     return problems
 
 
-# Stacks of the simulator that need a kernel module this machine's kernel lacks (it has reno,
-# cubic and bbr built in and loads none): they come to the lab as BPF congestion controls.
-NEEDS_A_MODULE = {
-    "dctcp": "tcp_dctcp",
-    "prague": "tcp_prague (out of tree)",
-}
+def _parameters(path: str, table: dict[str, object], origins: dict[str, str]) -> list[Problem]:
+    """A BPF stack takes the simulator's parameters (checked by its loader against the
+    simulator's ranges); the kernel's own algorithms take theirs from the host."""
+    name = table["name"]
+    if origins.get(str(name)) == "BPF":
+        try:
+            bpf.resolve(dict(table))
+        except LabError as error:
+            return [Problem(f"{path}.cc", name, str(error))]
+    elif len(table) > 1:
+        return [
+            Problem(f"{path}.cc", name, "the kernel's algorithm takes its parameters from the host")
+        ]
+    return []
 
 
 def _explained(problem: Problem) -> Problem:
-    """A refused algorithm the kernel could run with a module says which module it lacks."""
-    module = NEEDS_A_MODULE.get(str(problem.value))
-    if not problem.field.endswith(".cc") or module is None:
+    """A refused algorithm the simulator has says why the lab lacks it: no BPF version yet,
+    or a kernel that cannot run BPF congestion controls (and what it lacks)."""
+    simulated = {algorithm["name"] for algorithm in cc_algorithms()}
+    if not problem.field.endswith(".cc") or problem.value not in simulated:
         return problem
-    reason = (
-        f"needs the kernel module {module}, which this kernel lacks (built in: "
-        f"{', '.join(kernel.algorithms())}); it comes to the lab as a BPF congestion control"
-    )
+    why_not = bpf.unsupported()
+    if problem.value not in bpf.stacks():
+        reason = "is not built into this kernel and has no BPF version in tcpeval yet"
+    elif why_not is not None:
+        reason = f"is a BPF stack, and {why_not}"
+    else:
+        return problem
     return Problem(problem.field, problem.value, reason)
 
 
@@ -133,9 +160,10 @@ def _ecn(scenario: Scenario) -> list[Problem]:
     """A flow's ECN the kernel cannot speak, named by its [[flow]] table: classic ECN
     (RFC 3168, tcp_ecn = 1) it can; L4S senders need AccECN feedback, which it lacks."""
     found = resolution(scenario)
+    echoing = {name for name, stack in bpf.stacks().items() if stack.per_packet_echo}
     problems: dict[str, Problem] = {}
     for flow, origin in zip(found.resolved["flows"], found.origins["flows"], strict=True):
-        if flow.get("ecn", "off") == "l4s":
+        if flow.get("ecn", "off") == "l4s" and flow["cc"]["name"] not in echoing:
             problems.setdefault(origin, Problem(f"{origin}.ecn", "l4s", L4S_REASON))
     return list(problems.values())
 

@@ -17,7 +17,8 @@ def clean_command(
         float, typer.Option("--wait", min=0, help="Seconds to wait for a running lab run.")
     ] = 0.0,
 ) -> None:
-    """Remove what killed lab runs left: namespaces, processes, changed settings."""
+    """Remove what killed lab runs left: namespaces, processes, BPF congestion controls
+    registered, changed settings."""
     from tcpeval.lab import LabBusy, clean
 
     try:
@@ -25,4 +26,5 @@ def clean_command(
     except LabBusy as busy:
         typer.echo(f"error: {busy}", err=True)
         raise typer.Exit(USAGE_ERROR) from None
-    typer.echo(f"removed {len(removed)} namespaces" + (f": {' '.join(removed)}" if removed else ""))
+    listed = f": {' '.join(removed)}" if removed else ""
+    typer.echo(f"removed {len(removed)} namespaces and registrations{listed}")

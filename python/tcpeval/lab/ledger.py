@@ -8,7 +8,8 @@ killed run never blocks the next one. Each run keeps a ledger (JSON) in the lab 
 its owner's PID, the namespaces it creates, and the global settings it changed with their
 previous values. Holding the lock proves no other run is live, so every ledger found then
 belongs to a dead run and is undone: processes in its namespaces killed, namespaces deleted
-(which removes their veths and qdiscs), settings restored.
+(which removes their veths and qdiscs), settings restored, and the processes that hold its BPF
+congestion controls registered (lab/bpf.py) killed, which unregisters them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ DEFAULT_LAB_DIR = Path("/run/tcpeval-lab")
 LOCK_FILE = "lock"
 # Namespace and interface names start with this and a run-unique tag (≤ 15 bytes in all).
 NAME_PREFIX = "tl"
+# The process that holds a BPF congestion control registered (lab/bpf.py).
+HOLDER = "tcpeval-bpf"
 
 
 class LabBusy(Exception):
@@ -51,6 +54,8 @@ class Ledger:
     sysctls: dict[str, str] = field(default_factory=dict)
     # Threads moved off the emulator's CPU → the CPUs they were allowed before.
     affinities: dict[str, list[int]] = field(default_factory=dict)
+    # BPF congestion controls registered → the PID of the process holding each.
+    holders: dict[str, int] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -63,6 +68,10 @@ class Ledger:
 
     def add_namespace(self, name: str) -> None:
         self.namespaces.append(name)
+        self.save()
+
+    def add_holder(self, pid: int, name: str) -> None:
+        self.holders[name] = pid
         self.save()
 
     def set_global_sysctl(self, key: str, value: str) -> None:
@@ -89,8 +98,10 @@ class Ledger:
         return len(self.affinities)
 
     def undo(self) -> None:
-        """Kills what runs in the namespaces, deletes them, restores the settings and the
-        threads' CPUs."""
+        """Kills what runs in the namespaces and what holds its congestion controls, deletes
+        the namespaces, restores the settings and the threads' CPUs."""
+        for name, pid in self.holders.items():
+            _kill_holder(pid, name)
         for ns in self.namespaces:
             _kill_all_in(ns)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
@@ -122,7 +133,7 @@ def host_lock(wait_s: float = 0.0) -> Iterator[None]:
 
 def clean_stale() -> list[str]:
     """Undoes every ledger left on this host; call with the host lock held. Returns the
-    namespaces removed."""
+    namespaces and the congestion-control registrations removed."""
     removed: list[str] = []
     for path in sorted(lab_dir().glob(f"{NAME_PREFIX}*.json")):
         try:
@@ -131,13 +142,14 @@ def clean_stale() -> list[str]:
             path.unlink(missing_ok=True)
             continue
         ledger.undo()
-        removed += ledger.namespaces
+        removed += ledger.namespaces + list(ledger.holders)
     return removed
 
 
 def clean(wait_s: float = 0.0) -> list[str]:
-    """Removes every namespace, process and setting of lab runs that are no longer running;
-    returns the namespaces removed. LabBusy when a run is in progress."""
+    """Removes every namespace, process, registration and setting of lab runs that are no
+    longer running; returns the namespaces and registrations removed. LabBusy when a run is
+    in progress."""
     with host_lock(wait_s):
         return clean_stale()
 
@@ -148,6 +160,18 @@ def read_sysctl(key: str) -> str:
 
 def write_sysctl(key: str, value: str) -> None:
     Path("/proc/sys", key.replace(".", "/")).write_text(value)
+
+
+def _kill_holder(pid: int, name: str) -> None:
+    """Kills the process holding registration `name`, if it is still that process (a PID
+    read from an old ledger may since belong to another)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return
+    if HOLDER in command[0].decode(errors="replace") and name.encode() in command:
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _kill_all_in(ns: str) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from tcpeval.lab import checks, emulator, kernel, sources
+from tcpeval.lab import bpf, checks, emulator, kernel, sources
 from tcpeval.lab.emulator import Delay, Emulator
 from tcpeval.lab.ledger import Ledger, clean_stale, host_lock, new_prefix, read_sysctl
 from tcpeval.lab.netns import LabError, listening_address, ns_sh, set_sysctls, spawn, stop
@@ -130,16 +130,22 @@ class LabRun:
         ]
         self.cbr = sources.plan(self.resolved["sources"], self.duration_ns)
         self.secret = secret_file(tmp)
+        # Group index → the BPF stack registered for it (lab/bpf.py).
+        self.registrations: dict[int, bpf.Registration] = {}
 
     def run(self) -> Result:
         self._build()
-        asked, granted = self._configure_hosts()
-        server, address = self._server()
         try:
-            sinks = sources.start_sinks(self.cbr, self.topology, self.tmp)
-            measured = self._measure(address)
+            self._register_stacks()
+            asked, granted = self._configure_hosts()
+            server, address = self._server()
+            try:
+                sinks = sources.start_sinks(self.cbr, self.topology, self.tmp)
+                measured = self._measure(address)
+            finally:
+                stop(server)
         finally:
-            stop(server)
+            self._release_stacks()
         source_reports = sources.collect(sinks)
         return self._result(*measured, source_reports, asked, granted)
 
@@ -147,17 +153,21 @@ class LabRun:
     def path(self) -> Iterator[PathEnds]:
         """The hosts configured and the emulator running, for someone else's traffic."""
         self._build()
-        self._configure_hosts()
-        self.ledger.clear_cpu(EMULATOR_CPU)
-        emu = Emulator(self.topology, self._emulator_config(), self.tmp)
-        sender = self.topology.senders[0]
-        receiver = self.topology.receiver
         try:
-            yield PathEnds(sender.ns, sender.ip, receiver.ns, receiver.ip)
-        except BaseException:
-            emu.kill()
-            raise
-        emu.finish()
+            self._register_stacks()
+            self._configure_hosts()
+            self.ledger.clear_cpu(EMULATOR_CPU)
+            emu = Emulator(self.topology, self._emulator_config(), self.tmp)
+            sender = self.topology.senders[0]
+            receiver = self.topology.receiver
+            try:
+                yield PathEnds(sender.ns, sender.ip, receiver.ns, receiver.ip)
+            except BaseException:
+                emu.kill()
+                raise
+            emu.finish()
+        finally:
+            self._release_stacks()
 
     def _build(self) -> None:
         mtus = [mtu_for(g.first["mss_bytes"]) for g in self.groups]
@@ -221,6 +231,58 @@ class LabRun:
         )
         return self.config
 
+    # Congestion controls
+
+    def _register_stacks(self) -> None:
+        """Registers each BPF stack a group asks for, once per distinct table (stack and
+        parameters), under a name unique to this run; the kernel's own stacks need nothing."""
+        built_in = kernel.algorithms()
+        by_table: dict[str, bpf.Registration] = {}
+        for group in self.groups:
+            table = group.first["cc"]
+            if table["name"] in built_in:
+                continue
+            key = json.dumps(table, sort_keys=True)
+            if key not in by_table:
+                name = bpf.run_unique_name(self.ledger.prefix, table["name"], len(by_table))
+                by_table[key] = bpf.register(self.ledger, table, name)
+            self.registrations[group.index] = by_table[key]
+
+    def _release_stacks(self) -> None:
+        for registration in {id(r): r for r in self.registrations.values()}.values():
+            bpf.release(registration)
+
+    def _kernel_cc(self, group: Group) -> str:
+        """The name the kernel knows the group's stack by."""
+        registration = self.registrations.get(group.index)
+        return registration.name if registration else str(group.first["cc"]["name"])
+
+    def _receiver_cc(self) -> str:
+        """The receiver's sockets run the stack of a group that needs DCTCP's per-packet
+        echo (RFC 8257 §3.2; the kernel echoes so only for a socket whose stack asks), else
+        the first group's. One receiver serves every group: with such a stack beside a
+        classic ECN sender, that sender's ACKs carry the per-packet echo too."""
+        stacks = bpf.stacks()
+        for group in self.groups:
+            registration = self.registrations.get(group.index)
+            if registration and stacks[registration.stack].per_packet_echo:
+                return registration.name
+        return self._kernel_cc(self.groups[0])
+
+    def _bpf_details(self) -> dict[str, dict[str, Any]]:
+        """Each BPF stack registered: what it is, its complete parameters, its groups, and
+        how its ECN differs from the scenario's where this kernel forces it."""
+        details: dict[str, dict[str, Any]] = {}
+        for index, registration in self.registrations.items():
+            entry = details.setdefault(
+                registration.name,
+                {"stack": registration.stack, "params": registration.params, "groups": []},
+            )
+            entry["groups"].append(index)
+            if any(flow.get("ecn") == "l4s" for flow in self.groups[index].flows):
+                entry["ecn"] = L4S_ON_CLASSIC_FEEDBACK
+        return details
+
     # Hosts
 
     def _configure_hosts(self) -> tuple[dict[str, str], dict[str, str]]:
@@ -235,10 +297,11 @@ class LabRun:
         self._allow_algorithms()
         asked: dict[str, str] = {}
         granted: dict[str, str] = {}
-        hosts = [(g.host, g.first, _tcp_ecn(g)) for g in self.groups if g.host]
-        hosts.append((self.topology.receiver, self.groups[0].first, TCP_ECN_ACCEPT))
-        for host, flow, tcp_ecn in hosts:
-            wanted = _host_sysctls(flow, buffer_bytes) | {"net.ipv4.tcp_ecn": tcp_ecn}
+        hosts = [(g.host, g.first, self._kernel_cc(g), _tcp_ecn(g)) for g in self.groups if g.host]
+        receiver = (self.topology.receiver, self.groups[0].first, self._receiver_cc())
+        hosts.append((*receiver, TCP_ECN_ACCEPT))
+        for host, flow, cc, tcp_ecn in hosts:
+            wanted = _host_sysctls(flow, cc, buffer_bytes) | {"net.ipv4.tcp_ecn": tcp_ecn}
             asked |= {f"{host.ns}:{k}": v for k, v in wanted.items()}
             granted |= {f"{host.ns}:{k}": v for k, v in set_sysctls(host.ns, wanted).items()}
         for group in self.groups:
@@ -252,7 +315,7 @@ class LabRun:
         allows (tcp_set_default_congestion_control: EPERM otherwise)."""
         key = "net.ipv4.tcp_allowed_congestion_control"
         allowed = read_sysctl(key).split()
-        wanted = [g.first["cc"]["name"] for g in self.groups]
+        wanted = [self._kernel_cc(g) for g in self.groups]
         missing = [name for name in dict.fromkeys(wanted) if name not in allowed]
         if missing:
             self.ledger.set_global_sysctl(key, " ".join([*allowed, *missing]))
@@ -290,18 +353,18 @@ class LabRun:
     def _start_client(self, flow: LabFlow, address: str) -> subprocess.Popen[str]:
         host = flow.group.host
         assert host is not None
-        flow.settings = self._settings(flow.spec, address)
+        flow.settings = self._settings(flow.spec, self._kernel_cc(flow.group), address)
         flow.raw = self.tmp / f"flow{flow.id}"
         arguments = [*flow.settings.arguments(), "--out", str(flow.raw)]
         return spawn(host.ns, [str(probe_binary()), "tcp", *arguments], cpu=KERNEL_CPU)
 
-    def _settings(self, spec: dict[str, Any], address: str) -> TcpSettings:
+    def _settings(self, spec: dict[str, Any], cc: str, address: str) -> TcpSettings:
         end_ns = spec["stop_ns"] if spec["stop_ns"] is not None else self.duration_ns
         window, size, pacing = spec["window_pkts"], spec["size_bytes"], spec["pacing_rate_bps"]
         return TcpSettings(
             server=address,
             secret_file=str(self.secret),
-            cc=spec["cc"]["name"],
+            cc=cc,
             window=None if window is None else f"{window * spec['mss_bytes']}B",
             # The MSS comes from the veth's MTU, as on a real host (TCP_MAXSEG would count
             # the timestamp option twice).
@@ -349,6 +412,7 @@ class LabRun:
                     "hypervisor_steal_ms_on_the_emulators_cpu": self.steal_ms,
                     "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip(),
                     "sample_interval_s": self.interval_ns / 1e9,
+                    "bpf_stacks": self._bpf_details(),
                 },
             },
             "scenario": describe(self.scenario),
@@ -397,7 +461,7 @@ class LabRun:
     def _asked_sockets(self) -> dict[str, Any]:
         asked = {}
         for flow in self.flows:
-            asked[f"flow {flow.id} cc"] = flow.spec["cc"]["name"]
+            asked[f"flow {flow.id} cc"] = self._kernel_cc(flow.group)
             asked[f"flow {flow.id} mss"] = flow.spec["mss_bytes"]
         return asked
 
@@ -454,6 +518,8 @@ def _merge_flows(
                 "group": flow.group.index,
                 "rtt_ms": flow.spec["rtt_ns"] / 1e6,
                 "min_rtt_ms": stream["rtt_ms"],
+                # The scenario's name for the stack (a BPF stack runs under a run-unique one).
+                "cc": flow.spec["cc"]["name"],
                 "start_s": stream["start_s"] + offset_s,
                 "end_s": stream["end_s"] + offset_s,
             }
@@ -513,22 +579,29 @@ TCP_ECN_ACCEPT = "2"
 TCP_ECN_OFF = "0"
 
 
+L4S_ON_CLASSIC_FEEDBACK = (
+    "l4s asked; ran on DCTCP-style feedback (classic ECN negotiation, every CE mark echoed; "
+    "this kernel has no AccECN) with ECT(0) (a BPF stack cannot set ECT(1))"
+)
+
+
 def _tcp_ecn(group: Group) -> str:
     """A sender namespace asks for classic ECN (RFC 3168) if any of its flows wants it, and
     is off otherwise. Its flows open the connections, also those whose data comes back
-    (`reverse`): ECN is negotiated by the SYN, then both ends send ECT."""
+    (`reverse`): ECN is negotiated by the SYN, then both ends send ECT. `l4s` reaches here
+    only for a BPF stack with DCTCP's echo (backends/lab.py), which runs on classic ECN."""
     wanted = {flow.get("ecn", "off") for flow in group.flows}
-    unknown = wanted - {"off", "classic"}
+    unknown = wanted - {"off", "classic", "l4s"}
     if unknown:
         raise LabError(f"flow[{group.index}].ecn: {sorted(unknown)} is not supported in the lab")
-    return TCP_ECN_ASK if "classic" in wanted else TCP_ECN_OFF
+    return TCP_ECN_ASK if wanted & {"classic", "l4s"} else TCP_ECN_OFF
 
 
-def _host_sysctls(flow: dict[str, Any], buffer_bytes: int) -> dict[str, str]:
+def _host_sysctls(flow: dict[str, Any], cc: str, buffer_bytes: int) -> dict[str, str]:
     """Per-namespace settings: a new namespace defaults to bbr, keeps ssthresh between
     connections and caps buffers at 4 MB; none of that is what a scenario means."""
     return {
-        "net.ipv4.tcp_congestion_control": flow["cc"]["name"],
+        "net.ipv4.tcp_congestion_control": cc,
         "net.ipv4.tcp_no_metrics_save": "1",
         "net.ipv4.tcp_sack": "1" if flow["sack"] else "0",
         "net.ipv4.tcp_wmem": f"4096 16384 {buffer_bytes}",
