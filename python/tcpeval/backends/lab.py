@@ -75,12 +75,15 @@ class Lab:
         return list(self.algorithm_origins())
 
     def algorithm_origins(self) -> dict[str, str]:
-        """Each algorithm and where it comes from: "built in" (the kernel's) or "BPF"."""
-        built_in = [n for n in kernel.algorithms() if not RUN_REGISTRATION.match(n)]
-        origins = dict.fromkeys(built_in, "built in")
-        if bpf.unsupported() is None:
-            origins |= {name: "BPF" for name in bpf.stacks() if name not in origins}
-        return origins
+        """Each algorithm and where it comes from: "built in" (the kernel's) or "BPF"
+        (tcpeval's, which a run uses even where the kernel has one of that name)."""
+        stacks = bpf.stacks() if bpf.unsupported() is None else {}
+        origins = {
+            name: "built in"
+            for name in kernel.algorithms()
+            if not RUN_REGISTRATION.match(name) and name not in stacks
+        }
+        return origins | dict.fromkeys(stacks, "BPF")
 
     def refused_keys(self) -> Mapping[str, str]:
         return REFUSED

@@ -235,12 +235,13 @@ class LabRun:
 
     def _register_stacks(self) -> None:
         """Registers each BPF stack a group asks for, once per distinct table (stack and
-        parameters), under a name unique to this run; the kernel's own stacks need nothing."""
-        built_in = kernel.algorithms()
+        parameters), under a name unique to this run; the kernel's own stacks need nothing.
+        A stack tcpeval has in BPF always runs as that, even where the kernel has a module or
+        a registration of the same name: the lab judges the same code on every host."""
         by_table: dict[str, bpf.Registration] = {}
         for group in self.groups:
             table = group.first["cc"]
-            if table["name"] in built_in:
+            if table["name"] not in bpf.stacks():
                 continue
             key = json.dumps(table, sort_keys=True)
             if key not in by_table:
