@@ -19,9 +19,17 @@ from typing import Any
 from tcpeval.backends import simulate
 from tcpeval.compare import value
 from tcpeval.result import Result
+from tcpeval.suites.measures import convergence
 from tcpeval.units import parse_size
 
 Figure = Callable[[Result], "float | None"]
+
+KERNEL_STACKS = ("reno", "cubic", "bbr")
+"""Built into the lab's kernel."""
+BPF_STACKS = ("aimd", "highspeed", "scalable", "htcp", "bic", "vegas")
+"""The loss-based stacks the lab runs as tcpeval's BPF congestion controls (crates/bpf)."""
+AGGRESSIVE_STACKS = ("highspeed", "scalable", "htcp", "bic")
+"""The high-speed stacks of the Hamilton study's RTT-unfairness and convergence cases."""
 
 KERNEL_SECONDS = 60
 """How long the lab's runs behind `KERNEL_FIGURES` lasted, except where a row says 300 s."""
@@ -115,7 +123,7 @@ class Row:
             return abs(figure - self.kernel) <= 0.05
         if self.unit == "AQM drops":
             return figure == self.kernel == 0
-        if self.unit == "marks/pkt":
+        if self.unit in ("marks/pkt", "convergence s"):
             return abs(figure / self.kernel - 1) <= 0.25
         return abs(figure / self.kernel - 1) <= 0.15
 
@@ -165,6 +173,11 @@ def aqm_drops(result: Result) -> float | None:
     return result.summary["bottleneck"].get("aqm_drops")
 
 
+def convergence_s(result: Result) -> float | None:
+    """The late flow at 80% of its fair share, held (the suites' measure)."""
+    return convergence(result)["convergence_s"]
+
+
 def recovery(result: Result) -> float | None:
     return value(result, "recovery flow 0")
 
@@ -201,7 +214,7 @@ def short_lab_rows(seconds: float) -> list[Row]:
     """The lab's five fidelity cases for each stack, and Reno against CUBIC."""
     link = {"rate": "100Mbps", "queue": "100%bdp"}
     table = []
-    for stack in ("reno", "cubic", "bbr"):
+    for stack in KERNEL_STACKS + BPF_STACKS:
         one = dumbbell(f"1 {stack}", seconds, link, [{"cc": stack, "rtt": "60ms"}])
         two = dumbbell(f"2 {stack}", seconds, link, [{"cc": stack, "rtt": "40ms", "count": 2}])
         table += [
@@ -213,7 +226,7 @@ def short_lab_rows(seconds: float) -> list[Row]:
     reno_cubic = dumbbell("mixed", seconds, link, mixed)
     table.append(Row("reno+cubic 100M 40ms", reno_cubic, first_share, "reno share"))
     lossy = link | {"loss": 1e-3}
-    for stack in ("reno", "cubic", "bbr"):
+    for stack in KERNEL_STACKS + BPF_STACKS:
         flows = [{"cc": stack, "rtt": "60ms"}]
         table.append(
             Row(f"1 {stack} loss 1e-3", dumbbell("lossy", seconds, lossy, flows), goodput, "Mb/s")
@@ -226,12 +239,15 @@ def short_lab_rows(seconds: float) -> list[Row]:
 
 def ecn_rows(seconds: float) -> list[Row]:
     """Classic ECN (RFC 3168): two flows marked by RED or CoDel, a buffer of 3 BDP so that
-    slow start does not overflow it (Linux retransmits Not-ECT, which a marking AQM drops)."""
+    slow start does not overflow it (Linux retransmits Not-ECT, which a marking AQM drops).
+    DCTCP with its per-packet echo (RFC 8257), and Prague: AccECN in the simulator, DCTCP's
+    echo in the kernel (which lacks AccECN; docs/lab.md)."""
     table = []
+    ecn = {"reno": "classic", "cubic": "classic", "dctcp": "classic", "prague": "l4s"}
     for aqm in ("red", "codel"):
         link = {"rate": "100Mbps", "queue": "300%bdp", "aqm": {"name": aqm, "ecn": True}}
-        for stack in ("reno", "cubic"):
-            flows = [{"cc": stack, "rtt": "40ms", "count": 2, "ecn": "classic"}]
+        for stack, mode in ecn.items():
+            flows = [{"cc": stack, "rtt": "40ms", "count": 2, "ecn": mode}]
             case = dumbbell(f"ecn {aqm} {stack}", seconds, link, flows)
             name = f"2 {stack} ECN {aqm} 100M 40ms"
             table += [
@@ -243,24 +259,31 @@ def ecn_rows(seconds: float) -> list[Row]:
 
 
 def long_lab_rows() -> list[Row]:
-    """Cases that need 300 s to settle. Reno at 82 and 162 ms sharing 250 Mb/s, a queue of
-    20% of the long flow's BDP (the Hamilton RTT-unfairness case the simulator's Reno looked
-    too fair in): the short flow's share over the long one's; over 60 s it says mostly who
-    won the start. One Reno and one CUBIC flow under 1e-3 random loss: over 60 s CUBIC's
-    window has not settled."""
+    """Cases that need minutes to settle. Two flows at 82 and 162 ms sharing 250 Mb/s, a
+    queue of 20% of the long flow's BDP (the Hamilton RTT-unfairness case): the short flow's
+    share over the long one's; over 60 s it says mostly who won the start. One Reno and one
+    CUBIC flow under 1e-3 random loss: over 60 s CUBIC's window has not settled. The
+    Hamilton convergence case at its largest BDP (250 Mb/s, 324 ms, 20% BDP), scaled from
+    600 s to 180 s with the second flow at 30 s rather than 60 s, for the lab's runs."""
     link = {"rate": "250Mbps", "queue": "20%bdp"}
-    flows = [{"cc": "reno", "rtt": "82ms"}, {"cc": "reno", "rtt": "162ms"}]
-    rtt = dumbbell("rtt-unfair", 300, link, flows)
+    table = []
+    for stack in ("reno", *AGGRESSIVE_STACKS):
+        flows = [{"cc": stack, "rtt": "82ms"}, {"cc": stack, "rtt": "162ms"}]
+        rtt = dumbbell("rtt-unfair", 300, link, flows)
+        table.append(Row(f"{stack} 82/162ms 250M 300s", rtt, first_over_second, "ratio", starts=8))
     lossy = {"rate": "100Mbps", "queue": "100%bdp", "loss": 1e-3}
-    return [Row("reno 82/162ms 250M 300s", rtt, first_over_second, "ratio", starts=8)] + [
-        Row(
-            f"1 {stack} loss 1e-3 300s",
-            dumbbell("lossy", 300, lossy, [{"cc": stack, "rtt": "60ms"}]),
-            goodput,
-            "Mb/s",
+    for stack in ("reno", "cubic"):
+        flows = [{"cc": stack, "rtt": "60ms"}]
+        table.append(
+            Row(f"1 {stack} loss 1e-3 300s", dumbbell("lossy", 300, lossy, flows), goodput, "Mb/s")
         )
-        for stack in ("reno", "cubic")
-    ]
+    for stack in ("reno", "htcp"):
+        flows = [{"cc": stack, "rtt": "324ms"}, {"cc": stack, "rtt": "324ms", "start": "30s"}]
+        case = dumbbell("convergence", 180, link, flows) | {"sample_interval": "100ms"}
+        table.append(
+            Row(f"{stack} convergence 250M 324ms 180s", case, convergence_s, "convergence s")
+        )
+    return table
 
 
 def recovery_rows() -> list[Row]:
