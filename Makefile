@@ -69,7 +69,8 @@ $(VENV)/.core: $(VENV)/requirements.txt $(VENV)/.bpf-tools $(RUST_SOURCES) $(BPF
 # kernel's BTF, dumped by bpftool; Debian's packages, installed here when missing (as root).
 $(VENV)/.bpf-tools: $(VENV)/requirements.txt
 	command -v clang-19 >/dev/null && command -v bpftool >/dev/null \
-		&& [ -e /usr/include/bpf/bpf_helpers.h ] && [ -e /usr/include/gelf.h ] \
+		&& command -v pkg-config >/dev/null && [ -e /usr/include/bpf/bpf_helpers.h ] \
+		&& [ -e /usr/include/gelf.h ] && [ -e /usr/include/zlib.h ] \
 		|| { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends $(BPF_PACKAGES) >/dev/null; }
 	touch $@
