@@ -39,7 +39,8 @@ enum Command {
         cc: String,
     },
     /// Registers a stack, prints `{"name", "stack", "params"}` as one JSON line, and keeps it
-    /// registered until standard input closes (or the process dies).
+    /// registered until standard input closes (or the process dies); then prints
+    /// `{"programs": {name: {"calls", "run_ns"}}}`, what the kernel counted of each program.
     Hold {
         /// The name it is registered under, unique on this host (≤ 15 of a–z, 0–9, '_').
         #[arg(long)]
@@ -88,7 +89,10 @@ fn resolve(cc: &str) -> Result<(&'static stacks::Stack, params::Resolved)> {
         value: cc.to_owned(),
         reason: format!("is not a JSON object ({e})"),
     })?;
-    let asked = table.get("name").and_then(Value::as_str).unwrap_or_default();
+    let asked = table
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let stack = stacks::find(asked).ok_or_else(|| BpfError::UnknownStack {
         name: asked.to_owned(),
         known: stacks::names(),
@@ -104,7 +108,7 @@ fn hold(name: &str, cc: &str) -> Result<()> {
     // Held until the caller closes our input; a signal ends the process, which unregisters too.
     let mut rest = Vec::new();
     let _ = std::io::stdin().read_to_end(&mut rest);
-    Ok(())
+    print(&json!({"programs": registration.program_stats()}))
 }
 
 fn print(value: &Value) -> Result<()> {

@@ -5,9 +5,14 @@
 //! struct_ops *link*: the registration lives exactly as long as this process holds the link,
 //! so a process killed by any signal leaves nothing registered.
 
+use std::collections::BTreeMap;
+use std::os::fd::{AsFd, AsRawFd};
+
 use libbpf_rs::btf::types::{MemberAttr, Struct};
 use libbpf_rs::btf::Btf;
 use libbpf_rs::{ErrorKind, Link, MapCore, MapType, Object, ObjectBuilder, OpenObject};
+
+use serde::Serialize;
 
 use crate::error::{BpfError, Result};
 use crate::stacks::Stack;
@@ -20,7 +25,39 @@ pub struct Registration {
     pub name: String,
     // Dropped in this order: the link unregisters the stack, then the object goes.
     _link: Link,
-    _object: Object,
+    object: Object,
+}
+
+/// How often the kernel ran one of the stack's programs and for how long in all; counted only
+/// while `kernel.bpf_stats_enabled` is 1 (it costs two clock reads per call).
+#[derive(Debug, Serialize)]
+pub struct ProgramStats {
+    pub calls: u64,
+    pub run_ns: u64,
+}
+
+impl Registration {
+    /// Each program's counters, by name, read from its descriptor's fdinfo (`run_cnt`,
+    /// `run_time_ns`).
+    pub fn program_stats(&self) -> BTreeMap<String, ProgramStats> {
+        self.object
+            .progs()
+            .map(|program| {
+                let fdinfo = format!("/proc/self/fdinfo/{}", program.as_fd().as_raw_fd());
+                let text = std::fs::read_to_string(fdinfo).unwrap_or_default();
+                let field = |key: &str| {
+                    text.lines()
+                        .find_map(|line| line.strip_prefix(key)?.trim().parse().ok())
+                        .unwrap_or(0)
+                };
+                let stats = ProgramStats {
+                    calls: field("run_cnt:"),
+                    run_ns: field("run_time_ns:"),
+                };
+                (program.name().to_string_lossy().into_owned(), stats)
+            })
+            .collect()
+    }
 }
 
 pub fn register(stack: &Stack, name: &str, words: &[u64]) -> Result<Registration> {
@@ -41,7 +78,7 @@ pub fn register(stack: &Stack, name: &str, words: &[u64]) -> Result<Registration
     Ok(Registration {
         name: name.to_owned(),
         _link: link,
-        _object: object,
+        object,
     })
 }
 
@@ -141,10 +178,16 @@ mod tests {
     fn every_stack_registers_under_its_name_until_dropped() {
         for stack in stacks::STACKS {
             let table = serde_json::json!({"name": stack.name});
-            let words = params::resolve(stack, table.as_object().unwrap()).unwrap().words;
+            let words = params::resolve(stack, table.as_object().unwrap())
+                .unwrap()
+                .words;
             let name = unique_name(stack);
             let registration = register(stack, &name, &words).unwrap();
-            assert!(available().contains(&name), "{name} not in {:?}", available());
+            assert!(
+                available().contains(&name),
+                "{name} not in {:?}",
+                available()
+            );
             drop(registration);
             assert!(!available().contains(&name), "{name} still registered");
         }
@@ -157,7 +200,10 @@ mod tests {
         let name = format!("{}x", unique_name(stack));
         let _held = register(stack, &name, &words).unwrap();
         let again = register(stack, &name, &words).err().unwrap();
-        assert!(matches!(again, BpfError::Registered(ref n) if *n == name), "{again}");
+        assert!(
+            matches!(again, BpfError::Registered(ref n) if *n == name),
+            "{again}"
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from typing import Any
 
 from tcpeval.lab.ledger import Ledger
@@ -46,6 +47,9 @@ class Registration:
     name: str
     params: dict[str, Any]
     process: subprocess.Popen[str]
+    programs: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Once released: each program's calls and run time in the kernel (`run_ns`), counted
+    while `kernel.bpf_stats_enabled` was 1 (bench/bench_bpf.py sets it)."""
 
 
 @functools.cache
@@ -96,10 +100,15 @@ def register(ledger: Ledger, table: dict[str, Any], name: str) -> Registration:
 
 
 def release(registration: Registration) -> None:
-    """Unregisters: the holder exits when its input closes, and the kernel drops the link."""
-    if registration.process.stdin is not None:
-        registration.process.stdin.close()
-    stop(registration.process)
+    """Unregisters: the holder exits when its input closes, and the kernel drops the link;
+    it says last what the kernel counted of its programs."""
+    process = registration.process
+    if process.stdin is not None:
+        process.stdin.close()
+    last = read_line(process, REGISTER_TIMEOUT_S)
+    stop(process)
+    with suppress(ValueError):
+        registration.programs = json.loads(last)["programs"]
 
 
 def run_unique_name(prefix: str, stack: str, index: int) -> str:

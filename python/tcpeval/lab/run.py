@@ -277,7 +277,12 @@ class LabRun:
         for index, registration in self.registrations.items():
             entry = details.setdefault(
                 registration.name,
-                {"stack": registration.stack, "params": registration.params, "groups": []},
+                {
+                    "stack": registration.stack,
+                    "params": registration.params,
+                    "groups": [],
+                    "programs": registration.programs,
+                },
             )
             entry["groups"].append(index)
             if any(flow.get("ecn") == "l4s" for flow in self.groups[index].flows):
