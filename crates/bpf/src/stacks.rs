@@ -38,17 +38,39 @@ const fn param(name: &'static str, kind: Kind) -> Param {
     Param { name, kind }
 }
 
-pub const STACKS: &[Stack] = &[Stack {
-    name: "aimd",
-    object: object!("aimd"),
-    params: &[
-        param("a", Kind::Fraction),
-        param("b", Kind::Fraction),
-        param("abc", Kind::Flag),
-        param("abc_limit", Kind::Count),
-    ],
-    per_packet_echo: false,
-}];
+pub const STACKS: &[Stack] = &[
+    Stack {
+        name: "aimd",
+        object: object!("aimd"),
+        params: &[
+            param("a", Kind::Fraction),
+            param("b", Kind::Fraction),
+            param("abc", Kind::Flag),
+            param("abc_limit", Kind::Count),
+        ],
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "vegas",
+        object: object!("vegas"),
+        params: &[
+            param("alpha", Kind::Fraction),
+            param("beta", Kind::Fraction),
+            param("gamma", Kind::Fraction),
+        ],
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "fast",
+        object: object!("fast"),
+        params: &[
+            param("alpha", Kind::Fraction),
+            param("gamma", Kind::Fraction),
+            param("update_period_rounds", Kind::Count),
+        ],
+        per_packet_echo: false,
+    },
+];
 
 pub fn find(name: &str) -> Option<&'static Stack> {
     STACKS.iter().find(|s| s.name == name)
