@@ -62,14 +62,15 @@ void BPF_PROG(vegas_init, struct sock *sk)
 	round_start(tcp_sk(sk), &state->round_end_seq);
 }
 
-/* Reno's growth (RFC 5681 §3.1): what Vegas falls back on when it cannot judge a round. */
+/* Reno's growth (RFC 5681 §3.1): what Vegas falls back on when it cannot judge a round.
+ * Slow start only below ssthresh: above it every packet acknowledged is a 1/cwnd. */
 static __always_inline void vegas_reno_increase(struct tcp_sock *tp, struct vegas_state *state,
 						__u32 acked)
 {
-	__u32 left = slow_start(tp, acked, acked);
-
-	if (left)
-		grow_by(tp, &state->owed_fx, (__u64)left * FRACTION_ONE);
+	if (in_slow_start(tp))
+		acked = slow_start(tp, acked, acked);
+	if (acked)
+		grow_by(tp, &state->owed_fx, (__u64)acked * FRACTION_ONE);
 }
 
 /* The once-per-round decision from `rtt_us`, the least RTT of the round just ended. The
