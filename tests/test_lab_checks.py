@@ -13,6 +13,7 @@ RATE_BPS = 100_000_000
 def direction(**changes: object) -> dict:
     base = {
         "arrived_pkts": 100_000,
+        "induced_drops": 0,
         "random_drops": 0,
         "queue_drops": 40,
         "aqm_drops": 0,
@@ -95,6 +96,15 @@ def test_retransmissions_must_match_the_drops():
     assert checks.retransmits(direction(), 42).ok
     assert not checks.retransmits(direction(), 30).ok
     assert not checks.retransmits(direction(), 60).ok
+
+
+def test_induced_losses_are_drops_the_retransmissions_must_repair():
+    # Two induced drops and no other: each costs one retransmission, within max(5, 5%).
+    induced = direction(queue_drops=0, induced_drops=2)
+    check = checks.retransmits(induced, 2)
+    assert (check.ok, check.asked) == (True, 2)
+    assert checks.bottleneck_drops(direction(induced_drops=2)) == 42
+    assert not checks.retransmits(direction(queue_drops=0, induced_drops=20), 2).ok
 
 
 def test_the_marks_sent_must_each_reach_the_receiving_kernel():

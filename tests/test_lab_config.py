@@ -12,7 +12,7 @@ import pytest
 
 from tcpeval.backends import lab as lab_backend
 from tcpeval.lab import emulator
-from tcpeval.lab.emulator import Delay
+from tcpeval.lab.emulator import Endpoint
 from tcpeval.lab.netns import LabError
 from tcpeval.lab.run import TCP_ECN_ASK, TCP_ECN_OFF, Group, _tcp_ecn
 from tcpeval.lab.topology import Host, Topology
@@ -36,9 +36,9 @@ def resolved_link(bottleneck: dict) -> dict:
     return resolution(parse_scenario(data)).resolved["links"][0]
 
 
-def config_for(link: dict, reverse_queue: bool = True) -> dict:
-    delays = [Delay("10.201.1.1", 40_000_000)]
-    return emulator.config(link, topology(), delays, reverse_queue, 10**10, 10**7)
+def config_for(link: dict, reverse_queue: bool = True, drop_at_ns: tuple[int, ...] = ()) -> dict:
+    endpoints = [Endpoint("10.201.1.1", 40_000_000, drop_at_ns)]
+    return emulator.config(link, topology(), endpoints, reverse_queue, 10**10, 10**7)
 
 
 # RED and CoDel as the scenario will resolve them once it carries their ECN keys (the
@@ -111,6 +111,41 @@ def test_the_emulator_names_a_bad_value_by_its_path(tmp_path: Path):
     assert said == "error: config forward.aqm.target_ns: '0' must be positive"
     link |= {"aqm": {"name": "fq"}}
     assert "unknown variant `fq`" in emulate(config_for(link), tmp_path)
+
+
+def test_a_hosts_induced_losses_are_its_endpoints_entry(tmp_path: Path):
+    link = resolved_link({"rate": "100Mbps", "queue": "100%bdp"})
+    made = config_for(link, drop_at_ns=(8_000_000_000, 4_000_000_000))
+    (endpoint,) = made["endpoints"]
+    assert endpoint["drop_at_ns"] == [8_000_000_000, 4_000_000_000]
+    assert (endpoint["forward_delay_ns"], endpoint["reverse_delay_ns"]) == (20_000_000,) * 2
+    said = emulate(made, tmp_path)
+    assert said.startswith(f"error: config left: '{LEFT}' interface not found"), said
+    made["endpoints"][0]["drop_at_ns"] = [-1]
+    assert "invalid value: integer `-1`" in emulate(made, tmp_path)
+
+
+def lab_problems(**flow: object) -> list[tuple[str, str]]:
+    scenario = parse_scenario(
+        {"name": "d", "duration": "10s", "bottleneck": {"rate": "50Mbps"},
+         "flow": [{"cc": "reno", "rtt": "20ms", "drop_at": ["4s", "8s"]} | flow]}
+    )  # fmt: skip
+    return [(p.field, str(p.error("lab"))) for p in lab_backend.BACKEND.supports(scenario)]
+
+
+def test_drop_at_is_refused_only_where_the_emulator_cannot_tell_the_flow_apart():
+    """The emulator knows a group's segments by its address: one flow's, when it is alone in
+    its group and sends its data forward."""
+    assert lab_problems() == []
+    ((field, error),) = lab_problems(count=2)
+    assert field == "flow[0].drop_at"
+    assert "needs count = 1: the 2 flows of a group share its address" in error, error
+    ((field, error),) = lab_problems(direction="reverse")
+    assert field == "flow[0].drop_at"
+    assert "forward path only" in error, error
+    assert lab_problems(drop_at=[], count=2) == []
+    assert "flow.drop_at" not in lab_backend.BACKEND.refused_keys()
+    assert "flow.drop_every" in lab_backend.BACKEND.refused_keys()
 
 
 def test_a_sender_namespace_asks_for_ecn_when_one_of_its_flows_wants_classic_ecn():

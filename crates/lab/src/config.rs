@@ -58,12 +58,17 @@ pub struct DirectionConfig {
     pub seed: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub ip: Ipv4Addr,
     pub forward_delay_ns: u64,
     pub reverse_delay_ns: u64,
+    /// Induced losses: for each time (ns since the emulator's start, `start_realtime_ns`), the
+    /// first TCP data segment from this address arriving at the forward bottleneck at or
+    /// after it is dropped (`induced.rs`).
+    #[serde(default)]
+    pub drop_at_ns: Vec<u64>,
 }
 
 impl Config {
@@ -236,7 +241,8 @@ pub mod tests {
                             "ecn": true, "ce_threshold_ns": null},
                     "loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3, "loss_good": 0.0, "loss_bad": 0.5},
                     "seed": 2},
-        "endpoints": [{"ip": "10.201.1.1", "forward_delay_ns": 30000000, "reverse_delay_ns": 30000000}]
+        "endpoints": [{"ip": "10.201.1.1", "forward_delay_ns": 30000000, "reverse_delay_ns": 30000000,
+                       "drop_at_ns": [4000000000, 8000000000]}]
     }"#;
 
     fn error_of(text: &str) -> String {
@@ -252,6 +258,7 @@ pub mod tests {
         assert_eq!(c.reverse.limit(), Limit::Bytes(150_000));
         assert_eq!(c.endpoints[0].ip, Ipv4Addr::new(10, 201, 1, 1));
         assert_eq!(c.max_delay_ns(true), 30_000_000);
+        assert_eq!(c.endpoints[0].drop_at_ns, [4_000_000_000, 8_000_000_000]);
         assert_eq!(c.forward.policer(), Some(Policer::new(20_000_000, 64_000)));
         assert_eq!(c.reverse.policer, None);
         assert!(matches!(c.reverse.aqm, AqmSpec::Codel(p) if p.ecn));

@@ -1,6 +1,7 @@
 //! What the emulator reads of a frame: the virtio-net header's GSO type, the IP packet's size,
-//! the IPv4 address that picks the endpoint, the ECN codepoint and the transport flow; and the
-//! one change it makes to a frame, setting CE on a packet the AQM marked.
+//! the IPv4 address that picks the endpoint, the ECN codepoint, the transport flow and whether
+//! it carries TCP data; and the one change it makes to a frame, setting CE on a packet the AQM
+//! marked.
 
 use std::net::Ipv4Addr;
 
@@ -72,6 +73,13 @@ impl Received<'_> {
     pub fn flow_key(&self) -> u64 {
         flow_key(self.frame()).unwrap_or(0)
     }
+
+    /// Whether it is a TCP segment with payload: what an induced loss (`drop_at`) drops, as
+    /// the simulator drops only data packets; a pure ACK, a SYN or a FIN carries none. IPv4
+    /// only: endpoints, whose traffic induced losses pick, are IPv4 addresses.
+    pub fn carries_tcp_data(&self) -> bool {
+        tcp_payload_bytes(self.frame()).is_some_and(|n| n > 0)
+    }
 }
 
 fn ethertype(frame: &[u8]) -> Option<[u8; 2]> {
@@ -112,6 +120,25 @@ fn flow_key(frame: &[u8]) -> Option<u64> {
     h.add(&[protocol]);
     h.add(ports.unwrap_or(&[0; 4]));
     Some(h.finish())
+}
+
+/// The payload of an IPv4 TCP segment: its IP total length less the IP and TCP headers (the
+/// frame's own length may include link-layer padding). `None` for what is not one, a later
+/// fragment (no TCP header) or a truncated header.
+fn tcp_payload_bytes(frame: &[u8]) -> Option<usize> {
+    if ethertype(frame)? != ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = frame.get(ETH_HDR_BYTES..)?;
+    let first_fragment = u16::from_be_bytes([*ip.get(6)?, *ip.get(7)?]) & 0x1fff == 0;
+    if *ip.get(9)? != PROTO_TCP || !first_fragment {
+        return None;
+    }
+    let ip_header_bytes = usize::from(ip.first()? & 0x0f) * 4;
+    let total_bytes = usize::from(u16::from_be_bytes([*ip.get(2)?, *ip.get(3)?]));
+    // The TCP data offset: the high nibble of the header's 13th byte, in 32-bit words.
+    let tcp_header_bytes = usize::from(ip.get(ip_header_bytes + 12)? >> 4) * 4;
+    total_bytes.checked_sub(ip_header_bytes + tcp_header_bytes)
 }
 
 /// FNV-1a over the tuple's bytes, then splitmix64's finaliser: deterministic (no per-process
@@ -416,12 +443,63 @@ mod tests {
         assert_eq!(key(later_fragment), key(other_ports));
     }
 
+    /// A TCP segment from the lab's sender as the kernel sends it: `tcp_header_bytes` of TCP
+    /// header (20 and the options: 40 on a SYN, 32 with timestamps) with `flags`, then
+    /// `payload_bytes`, then `padding_bytes` after the IP packet (a short Ethernet frame's).
+    fn tcp(
+        flags: u8,
+        tcp_header_bytes: usize,
+        payload_bytes: usize,
+        padding_bytes: usize,
+    ) -> Vec<u8> {
+        let mut header = LAB_HEADER.to_vec();
+        let total = (IPV4_MIN_HDR_BYTES + tcp_header_bytes + payload_bytes) as u16;
+        header[2..4].copy_from_slice(&total.to_be_bytes());
+        let mut transport = vec![0u8; tcp_header_bytes];
+        transport[0..4].copy_from_slice(&[0x9c, 0x40, 0x14, 0x51]);
+        transport[12] = ((tcp_header_bytes / 4) as u8) << 4;
+        transport[13] = flags;
+        transport.extend(std::iter::repeat_n(0xa5, payload_bytes + padding_bytes));
+        ipv4_frame(&with_checksum(header), &transport)
+    }
+
+    const SYN: u8 = 0x02;
+    const ACK: u8 = 0x10;
+    const FIN_ACK: u8 = 0x11;
+    const PSH_ACK: u8 = 0x18;
+
+    #[test]
+    fn only_tcp_segments_with_payload_carry_data() {
+        let data = |b: Vec<u8>| Received(&b).carries_tcp_data();
+        assert!(data(tcp(PSH_ACK, 32, 1448, 0)));
+        assert!(
+            data(tcp(ACK, 20, 1, 0)),
+            "one byte is data (a zero-window probe's)"
+        );
+        assert!(!data(tcp(SYN, 40, 0, 0)), "a SYN");
+        assert!(!data(tcp(SYN | ACK, 40, 0, 0)), "a SYN-ACK");
+        assert!(!data(tcp(ACK, 32, 0, 0)), "a pure ACK");
+        assert!(!data(tcp(FIN_ACK, 32, 0, 0)), "a FIN without data");
+        // A pure ACK padded to Ethernet's minimum frame: the IP length counts, not the frame's.
+        assert!(!data(tcp(ACK, 20, 0, 6)), "padding is not data");
+        let udp = segment(PROTO_UDP, [10, 201, 1, 1], 40_000, 5201, 0);
+        assert!(!data(udp), "UDP");
+        let mut later_fragment = tcp(PSH_ACK, 32, 1448, 0);
+        later_fragment[VNET_HDR_BYTES + ETH_HDR_BYTES + 7] = 0xb9;
+        assert!(!data(later_fragment), "a later fragment has no TCP header");
+        assert!(!data(
+            tcp(PSH_ACK, 32, 1448, 0)[..VNET_HDR_BYTES + 40].to_vec()
+        ));
+        assert!(!data(buffer([0x08, 0x06], [0; 4], [0; 4], 0)), "ARP");
+    }
+
     #[test]
     fn endpoints_are_found_by_address() {
         let e = |ip| Endpoint {
             ip,
             forward_delay_ns: 1,
             reverse_delay_ns: 2,
+            drop_at_ns: vec![],
         };
         let t = EndpointTable::new(&[e(Ipv4Addr::new(10, 0, 0, 9)), e(Ipv4Addr::new(10, 0, 0, 1))]);
         assert_eq!(t.find(Some(Ipv4Addr::new(10, 0, 0, 1))), Some(1));

@@ -2,7 +2,8 @@
 //! frame's fate and when it may leave. The I/O loop feeds it kernel receive timestamps and the
 //! tests a simulated clock.
 //!
-//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): random loss → the token-bucket
+//! Order as in the simulator's link (`crates/sim/src/net/link.rs`): induced losses (`drop_at`,
+//! the simulator's `sim.rs` decides them before its link) → random loss → the token-bucket
 //! policer, if any → the queue discipline and the hard limit → a transmitter at `rate_bps` → the
 //! propagation delay of the packet's endpoint. Netem's disciplines come in two kinds, driven as
 //! the simulator drives them:
@@ -25,9 +26,10 @@ use tcpeval_netem::policer::Policer;
 use tcpeval_netem::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
 use tcpeval_netem::{Ecn, Frame};
 
-use crate::config::DirectionConfig;
+use crate::config::{DirectionConfig, Endpoint};
 use crate::delay::{DelayLines, InFlight};
-use crate::stats::DirStats;
+use crate::induced::InducedDrops;
+use crate::stats::{DirReport, DirStats};
 
 /// A frame as the link sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,8 @@ pub struct Pkt {
     pub ecn: Ecn,
     /// A hash of its 5-tuple (`Received::flow_key`).
     pub flow_key: u64,
+    /// A TCP segment with payload (`Received::carries_tcp_data`), which induced losses may drop.
+    pub tcp_data: bool,
 }
 
 impl Frame for Pkt {
@@ -65,6 +69,7 @@ impl Frame for Pkt {
 /// Why a frame was not accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drop {
+    Induced,
     Random,
     Policer,
     Queue,
@@ -98,6 +103,7 @@ pub struct Link {
     aqm: Aqm<Pkt>,
     loss: LossModel,
     policer: Option<Policer>,
+    induced: InducedDrops,
     /// The latest time processed; an arrival stamped earlier (read late) is moved up to it so
     /// virtual time never runs backwards.
     clock_ns: u64,
@@ -129,6 +135,7 @@ impl Link {
             aqm: config.aqm(),
             loss: config.loss(),
             policer: config.policer(),
+            induced: InducedDrops::default(),
             clock_ns: 0,
             busy_until_ns: 0,
             transmitted_any: false,
@@ -144,6 +151,12 @@ impl Link {
         }
     }
 
+    /// Drop the data segments `drops` picks, from now on (the forward direction's, once the
+    /// emulator's clock has started).
+    pub fn induce(&mut self, drops: InducedDrops) {
+        self.induced = drops;
+    }
+
     /// A frame arrives at `arrival_ns`.
     pub fn offer(&mut self, arrival_ns: u64, pkt: Pkt) -> Offer {
         let now_ns = arrival_ns.max(self.clock_ns);
@@ -152,6 +165,10 @@ impl Link {
         c.arrived_pkts += 1;
         c.arrived_bytes += u64::from(pkt.size_bytes);
         c.unmatched_pkts += u64::from(pkt.endpoint.is_none());
+        if pkt.tcp_data && self.induced.take(pkt.endpoint, now_ns) {
+            c.induced_drops += 1;
+            return Offer::Dropped(Drop::Induced);
+        }
         if self.loss.drop_next() {
             c.random_drops += 1;
             return Offer::Dropped(Drop::Random);
@@ -371,6 +388,12 @@ impl Link {
     /// Frames held: queued plus propagating.
     pub fn held_pkts(&self) -> u64 {
         self.queued_pkts + self.delay.len() as u64
+    }
+
+    /// What this direction measured, for STATS.json.
+    pub fn report(&self, endpoints: &[Endpoint], forward: bool) -> DirReport {
+        self.stats
+            .report(endpoints, forward, self.held_pkts(), &self.induced)
     }
 }
 

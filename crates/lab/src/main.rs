@@ -16,6 +16,7 @@ mod config;
 mod delay;
 mod error;
 mod frame;
+mod induced;
 mod link;
 mod pool;
 mod relay;
@@ -49,7 +50,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Relay frames until SIGTERM/SIGINT or max_duration_ns, then write the outputs.
+    /// Relay frames until SIGTERM/SIGINT or max_duration_ns, then write the outputs. Prints
+    /// `ready START` (CLOCK_REALTIME ns, the `start_realtime_ns` times count from) once relaying.
     Emulate(EmulateArgs),
 }
 
@@ -102,10 +104,11 @@ fn emulate(args: &EmulateArgs) -> Result<()> {
             .map_err(|e| LabError::invalid("cpu", cpu, format!("cannot pin to it: {e}")))?;
     }
     let mut relay = Relay::new(config)?;
-    let report = relay.run(&stop, || {
+    let report = relay.run(&stop, |start_ns| {
         let mut out = std::io::stdout().lock();
-        // A closed stdout must not stop the emulator; the outputs say what happened.
-        let _ = writeln!(out, "ready").and_then(|_| out.flush());
+        // A closed stdout must not stop the emulator; the outputs say what happened. The start
+        // is the run's clock: the caller counts its own times from it.
+        let _ = writeln!(out, "ready {start_ns}").and_then(|_| out.flush());
     })?;
     write_json(&args.stats, &report)?;
     write_samples(&args.samples, &relay)

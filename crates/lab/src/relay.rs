@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::delay::InFlight;
 use crate::error::{LabError, Result};
 use crate::frame::{self, EndpointTable, Received};
+use crate::induced::InducedDrops;
 use crate::link::{Link, Offer, Pkt};
 use crate::pool::Pool;
 use crate::samples::{Row, Samples};
@@ -108,14 +109,17 @@ impl Relay {
     }
 
     /// Relay until `stop` is set, `max_duration_ns` has passed or an interface goes down;
-    /// `ready` is called once the loop is about to run.
-    pub fn run(&mut self, stop: &AtomicBool, ready: impl FnOnce()) -> Result<Report> {
+    /// `ready` is called with the start (realtime ns: what times in the outputs and the
+    /// endpoints' `drop_at_ns` count from) once the loop is about to run.
+    pub fn run(&mut self, stop: &AtomicBool, ready: impl FnOnce(u64)) -> Result<Report> {
         let start_ns = now_ns();
+        self.forward
+            .induce(InducedDrops::new(&self.config.endpoints, start_ns));
         let deadline_ns = start_ns + self.config.max_duration_ns;
         let interval_ns = self.config.sample_interval_ns;
         let mut next_sample_ns = start_ns;
         let mut last_ns = start_ns;
-        ready();
+        ready(start_ns);
         let why = loop {
             if stop.load(Ordering::Relaxed) {
                 break Stop::Signal;
@@ -152,8 +156,8 @@ impl Relay {
             stopped_by: why,
             pool_pkts: self.pool.capacity(),
             loop_gap_ns: self.loop_gaps.summary(),
-            forward: f.stats.report(&self.config.endpoints, true, f.held_pkts()),
-            reverse: r.stats.report(&self.config.endpoints, false, r.held_pkts()),
+            forward: f.report(&self.config.endpoints, true),
+            reverse: r.report(&self.config.endpoints, false),
         })
     }
 
@@ -241,7 +245,7 @@ impl Relay {
         self.pool.set_len(id, len);
         let frame = Received(self.pool.bytes(id));
         let (gso, size_bytes) = (frame.is_gso(), frame.size_bytes());
-        let (ecn, flow_key) = (frame.ecn(), frame.flow_key());
+        let (ecn, flow_key, tcp_data) = (frame.ecn(), frame.flow_key(), frame.carries_tcp_data());
         let ip = match dir {
             Dir::Forward => frame.ipv4_src(),
             Dir::Reverse => frame.ipv4_dst(),
@@ -270,6 +274,7 @@ impl Relay {
             endpoint,
             ecn,
             flow_key,
+            tcp_data,
         };
         if let Offer::Dropped(_) = link.offer(stamp.unwrap_or(read_ns), pkt) {
             self.pool.release(id);

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::backlog::{Backlogged, BackloggedMeter};
 use crate::config::Endpoint;
+use crate::induced::InducedDrops;
 use tcpeval_netem::hist::{Histogram, Summary};
 
 /// Per-direction counters. Every frame that arrives is either sent or counted in exactly one
@@ -13,6 +14,8 @@ use tcpeval_netem::hist::{Histogram, Summary};
 pub struct Counters {
     pub arrived_pkts: u64,
     pub arrived_bytes: u64,
+    /// Asked for by the scenario (`drop_at`).
+    pub induced_drops: u64,
     pub random_drops: u64,
     /// Above the policer's rate and burst.
     pub policer_drops: u64,
@@ -46,7 +49,8 @@ pub struct Counters {
 impl Counters {
     /// Drops of every cause, the emulator's own included.
     pub fn drops(&self) -> u64 {
-        self.random_drops
+        self.induced_drops
+            + self.random_drops
             + self.policer_drops
             + self.queue_drops
             + self.aqm_drops
@@ -77,16 +81,23 @@ impl DirStats {
         }
     }
 
-    /// `held_pkts`: frames still queued or propagating when the run ended.
-    pub fn report(&self, endpoints: &[Endpoint], forward: bool, held_pkts: u64) -> DirReport {
-        let endpoints = endpoints.iter().zip(&self.added_delay);
+    /// `held_pkts`: frames still queued or propagating when the run ended; `induced`: the
+    /// direction's induced losses.
+    pub fn report(
+        &self,
+        endpoints: &[Endpoint],
+        forward: bool,
+        held_pkts: u64,
+        induced: &InducedDrops,
+    ) -> DirReport {
+        let endpoints = endpoints.iter().zip(&self.added_delay).enumerate();
         DirReport {
             counters: self.counters,
             held_at_end_pkts: held_pkts,
             backlogged: self.backlogged.total(),
             lateness_ns: self.lateness.summary(),
             endpoints: endpoints
-                .map(|(e, h)| EndpointReport {
+                .map(|(i, (e, h))| EndpointReport {
                     ip: e.ip.to_string(),
                     asked_delay_ns: if forward {
                         e.forward_delay_ns
@@ -94,6 +105,7 @@ impl DirStats {
                         e.reverse_delay_ns
                     },
                     added_delay_ns: h.summary(),
+                    dropped_at_ns: induced.done_ns(i).to_vec(),
                 })
                 .collect(),
         }
@@ -116,6 +128,9 @@ pub struct EndpointReport {
     pub ip: String,
     pub asked_delay_ns: u64,
     pub added_delay_ns: Summary,
+    /// The induced losses from this endpoint: each dropped segment's arrival, ns since
+    /// `start_realtime_ns`.
+    pub dropped_at_ns: Vec<u64>,
 }
 
 /// Why the run ended.

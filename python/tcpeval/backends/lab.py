@@ -3,9 +3,9 @@ namespaces on this host, through a link emulator that checks itself (tcpeval.lab
 
 It runs the dumbbell: one bottleneck ([bottleneck]) with the scenario's rate, queue, AQM and
 loss; every [[flow]] group with its own RTT, algorithm, start, stop or size, count, window,
-MSS, pacing, initial window, minimum RTO and SACK; [[cbr]] sources. Its algorithms are the
-kernel's built-in ones and tcpeval's BPF stacks (lab/bpf.py), which take the simulator's
-parameters. What the kernel or the lab cannot do is refused by name.
+MSS, pacing, initial window, minimum RTO, SACK and induced losses; [[cbr]] sources. Its
+algorithms are the kernel's built-in ones and tcpeval's BPF stacks (lab/bpf.py), which take
+the simulator's parameters. What the kernel or the lab cannot do is refused by name.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tcpeval.lab.netns import LabError
 from tcpeval.lab.run import run_lab
 from tcpeval.probe.binary import find_binary, probe_binary
 from tcpeval.result import Result
-from tcpeval.scenario import Scenario, cc_algorithms, resolution
+from tcpeval.scenario import FlowGroup, Scenario, cc_algorithms, resolution
 from tcpeval.scenario.hosts import PROFILES, HostBehaviour
 from tcpeval.units import Rate
 
@@ -35,7 +35,6 @@ REFUSED = {
     "pcap": "capture in the namespaces with tcpdump",
     "flow.route": "one bottleneck: every flow crosses it",
     "flow.streams": "give `count` flows instead",
-    "flow.drop_at": "the kernel drops nothing on request",
     "flow.drop_every": "the kernel drops nothing on request",
     "flow.delayed_ack": "Linux always delays ACKs (RFC 1122 §4.2.3.2); it cannot be turned off",
     "flow.source_rate": "memory to memory: no application rate",
@@ -100,11 +99,33 @@ class Lab:
                 reason = "one receiver for every group: the same in every [[flow]]"
                 problems.append(Problem(f"{path}.sack_compression", host.sack_compression, reason))
             problems += _kernel_recovery(path, group.host, host)
+            problems += _drop_at(path, group)
         # Resolved only once nothing else is refused ([[web]] resolves only where it runs).
         return problems or _ecn(scenario)
 
     def run(self, scenario: Scenario) -> Result:
         return run_lab(scenario)
+
+
+def _drop_at(path: str, group: FlowGroup) -> list[Problem]:
+    """Induced losses need a group whose forward data the emulator can tell from every other
+    flow's: it knows a group by its address, shared by all its flows."""
+    if not group.drop_at:
+        return []
+    times = [time.given for time in group.drop_at]
+    if group.count > 1:
+        reason = (
+            f"needs count = 1: the {group.count} flows of a group share its address, by which "
+            "the emulator picks the segment to drop, so it cannot drop one flow's"
+        )
+        return [Problem(f"{path}.drop_at", times, reason)]
+    if group.direction == "reverse":
+        reason = (
+            'needs direction = "forward": the emulator drops data on the forward path only, '
+            "picked by its source address"
+        )
+        return [Problem(f"{path}.drop_at", times, reason)]
+    return []
 
 
 KERNEL_RECOVERY = PROFILES["linux"]

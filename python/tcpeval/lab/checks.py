@@ -10,7 +10,8 @@ Tolerances (docs/lab.md, "The self-check"):
 - random loss: Bernoulli drops within the binomial 99% interval of the asked probability;
 - the emulator's own losses (its ring, its sends, its buffer pool, frames that were not one
   packet) and the kernel's outside the bottleneck (backlog and veth drops): zero;
-- retransmissions of the forward flows equal to the drops on the forward path, within
+- retransmissions of the forward flows equal to the drops on the forward path (induced
+  losses, `drop_at`, included), within
   max(5, 5%): each drop costs one retransmission; more means the kernel saw a loss the
   emulator did not make (or timed out spuriously), fewer means a drop went unrepaired;
 - the CE marks the emulator sent equal to the CE packets the receiving kernels counted
@@ -119,8 +120,9 @@ def own_drops(stats: dict[str, Any], kernel_drops: dict[str, int]) -> Check:
 
 
 def bottleneck_drops(direction: dict[str, Any]) -> int:
-    """The drops the scenario asked for: loss, policer, queue and AQM (not the emulator's own)."""
-    causes = ("random_drops", "policer_drops", "queue_drops", "aqm_drops")
+    """The drops the scenario asked for: induced, loss, policer, queue and AQM (not the
+    emulator's own)."""
+    causes = ("induced_drops", "random_drops", "policer_drops", "queue_drops", "aqm_drops")
     return sum(direction[cause] for cause in causes)
 
 

@@ -5,7 +5,9 @@ The bottleneck is the scenario's link 0: rate, queue, AQM, loss and policer, app
 same code the simulator runs (crates/netem), described in the same dialect (no translation);
 the policer, as in the simulator, polices the forward direction only. An AQM asked to mark
 sets CE in the real packets' IP headers. Each host's base RTT is split evenly between the two
-directions as a per-host delay. A reverse direction with its own rate and
+directions as a per-host delay. A host's induced losses (`drop_at`) are its entry's too: the
+emulator drops the first TCP data segment from the host's address at or after each time, before
+the queue. A reverse direction with its own rate and
 queue exists, as in the simulator, only where reverse data or reverse loss needs it; otherwise
 the return path is a delay line.
 """
@@ -32,15 +34,19 @@ READY_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
-class Delay:
+class Endpoint:
+    """A host the emulator tells apart by its address: its base RTT and the times of its
+    induced losses (ns on the run's clock, which starts with the emulator)."""
+
     ip: str
     rtt_ns: int
+    drop_at_ns: tuple[int, ...] = ()
 
 
 def config(
     link: dict[str, Any],
     topology: Topology,
-    delays: list[Delay],
+    endpoints: list[Endpoint],
     reverse_queue: bool,
     duration_ns: int,
     sample_interval_ns: int,
@@ -62,11 +68,12 @@ def config(
         "reverse": reverse,
         "endpoints": [
             {
-                "ip": d.ip,
-                "forward_delay_ns": d.rtt_ns // 2,
-                "reverse_delay_ns": d.rtt_ns - d.rtt_ns // 2,
+                "ip": e.ip,
+                "forward_delay_ns": e.rtt_ns // 2,
+                "reverse_delay_ns": e.rtt_ns - e.rtt_ns // 2,
+                "drop_at_ns": list(e.drop_at_ns),
             }
-            for d in delays
+            for e in endpoints
         ],
     }
 
@@ -94,7 +101,8 @@ def _direction(
 
 
 class Emulator:
-    """The running emulator; `finish` stops it and reads what it measured."""
+    """The running emulator; `finish` stops it and reads what it measured. `start_unix_ns`:
+    when it started relaying (CLOCK_REALTIME, as `time.time_ns`), which its times count from."""
 
     def __init__(self, topology: Topology, settings: dict[str, Any], directory: Path) -> None:
         self.directory = directory
@@ -110,8 +118,10 @@ class Emulator:
         ]  # fmt: skip
         self.process = spawn(topology.emulator_ns, command, cpu=EMULATOR_CPU)
         line = read_line(self.process, READY_TIMEOUT_S)
-        if line.strip() != "ready":
+        said = line.split()
+        if len(said) != 2 or said[0] != "ready" or not said[1].isdigit():
             self._fail(f"did not start (said {line.strip()!r})")
+        self.start_unix_ns = int(said[1])
 
     def finish(self) -> tuple[dict[str, Any], pd.DataFrame]:
         """Stops the emulator; returns its statistics and its link samples."""

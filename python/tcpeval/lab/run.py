@@ -4,6 +4,12 @@ self-check, returned in the result shape every backend shares.
 
 Each flow is one `tcpeval-probe tcp` client in its group's namespace, started at the flow's
 own start (jitter included); one probe server in the receiver namespace takes them all.
+
+The run's clock starts with the emulator's: `t0` is the instant it says it started relaying
+(CLOCK_REALTIME, which the probes' and the emulator's times are all on), so its samples and
+its induced losses (`drop_at`, counted from its start) fall at their times on the run's clock
+with no offset. The flows are launched once it has said so, a fraction of a millisecond
+after `t0` (the `ready` line's trip); their measured starts say exactly when.
 Every process is started from this thread: the kernel kills a child when the thread that
 started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
 """
@@ -23,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from tcpeval.lab import bpf, checks, emulator, kernel, sources
-from tcpeval.lab.emulator import Delay, Emulator
+from tcpeval.lab.emulator import Emulator, Endpoint
 from tcpeval.lab.ledger import Ledger, clean_stale, host_lock, new_prefix, read_sysctl
 from tcpeval.lab.netns import LabError, listening_address, ns_sh, set_sysctls, spawn, stop
 from tcpeval.lab.topology import EMULATOR_CPU, KERNEL_CPU, RECEIVER_IP, Host, build, mtu_for
@@ -189,8 +195,8 @@ class LabRun:
         steal_before_ms = kernel.steal_ms(EMULATOR_CPU)
         emu = Emulator(self.topology, self._emulator_config(), self.tmp)
         try:
-            t0 = time.monotonic()
-            self.t0_unix_ns = time.time_ns()
+            self.t0_unix_ns = emu.start_unix_ns
+            t0 = time.monotonic() - (time.time_ns() - self.t0_unix_ns) / 1e9
             self._launch_all(address, t0)
             _wait_until(t0 + self.duration_ns / 1e9)
             stats, samples = emu.finish()
@@ -222,12 +228,18 @@ class LabRun:
         }
 
     def _emulator_config(self) -> dict[str, Any]:
-        delays = [Delay(g.host.ip, g.first["rtt_ns"]) for g in self.groups if g.host]
-        delays += [Delay(h.ip, 2 * self.link["delay_ns"]) for h in self.topology.sources]
+        # A group's induced losses are its address's: the backend asks them only of groups of
+        # one flow (backends/lab.py).
+        endpoints = [
+            Endpoint(g.host.ip, g.first["rtt_ns"], tuple(g.first["drop_at_ns"]))
+            for g in self.groups
+            if g.host
+        ]
+        endpoints += [Endpoint(h.ip, 2 * self.link["delay_ns"]) for h in self.topology.sources]
         reverse_queue = any(f["reverse"] for f in self.resolved["flows"])
         reverse_queue |= any(s.reverse for s in self.cbr)
         self.config = emulator.config(
-            self.link, self.topology, delays, reverse_queue, self.duration_ns, self.interval_ns
+            self.link, self.topology, endpoints, reverse_queue, self.duration_ns, self.interval_ns
         )
         return self.config
 
@@ -397,9 +409,8 @@ class LabRun:
         valid, reason, records = checks.verdict(
             self._checks(stats, kernel_drops, probes, flows, asked, granted)
         )
-        shift_ns = stats["start_realtime_ns"] - self.t0_unix_ns
         reverse = self.config["reverse"]["rate_bps"] is not None
-        links = _links_frame(samples, shift_ns, reverse)
+        links = _links_frame(samples, reverse)
         bottleneck = self._link_summary(stats["forward"], links, "bottleneck")
         summary = {
             "backend": {
@@ -416,6 +427,7 @@ class LabRun:
                     "global_sysctls_changed": self.ledger.sysctls,
                     "threads_moved_off_the_emulators_cpu": self.threads_moved,
                     "hypervisor_steal_ms_on_the_emulators_cpu": self.steal_ms,
+                    "induced_drops": self._induced_drops(stats),
                     "kernel": Path("/proc/sys/kernel/osrelease").read_text().strip(),
                     "sample_interval_s": self.interval_ns / 1e9,
                     "bpf_stacks": self._bpf_details(),
@@ -458,6 +470,25 @@ class LabRun:
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
         return [check for check in found if check is not None]
 
+    def _induced_drops(self, stats: dict[str, Any]) -> list[dict[str, Any]]:
+        """Per flow that asked for induced losses, the times asked and the arrival of each
+        segment dropped, on the run's clock (s): the emulator's, which counts from `t0`."""
+        endpoints = {e["ip"]: e for e in stats["forward"]["endpoints"]}
+        found = []
+        for flow in self.flows:
+            host = flow.group.host
+            if not flow.spec["drop_at_ns"] or host is None:
+                continue
+            dropped_ns = endpoints[host.ip]["dropped_at_ns"]
+            found.append(
+                {
+                    "flow": flow.id,
+                    "asked_s": sorted(t / 1e9 for t in flow.spec["drop_at_ns"]),
+                    "dropped_s": [t / 1e9 for t in dropped_ns],
+                }
+            )
+        return found
+
     def _asked_rate_bps(self, direction: str) -> int | None:
         """The scenario's rate (never the emulator's config: that is what is judged)."""
         if direction == "reverse" and self.config["reverse"]["rate_bps"] is None:
@@ -475,8 +506,9 @@ class LabRun:
         self, direction: dict[str, Any], links: pd.DataFrame, name: str
     ) -> dict[str, Any]:
         """Utilization, bytes sent and the mean queue over the scenario's duration (the run's
-        clock starts as the first flow is launched; a flow's connection set-up makes it send
-        a little past the end); drops over the whole run, as the flows' retransmissions."""
+        clock starts with the emulator, just before the first flow is launched; a flow's
+        connection set-up makes it send a little past the end); drops over the whole run, as
+        the flows' retransmissions."""
         own = links[(links["link"] == name) & (links["t_s"] <= self.duration_ns / 1e9)]
         rate_bps = self.link["rate_bps"]
         queue_pkts = self.link["queue_pkts"]
@@ -488,6 +520,7 @@ class LabRun:
             "drops": checks.bottleneck_drops(direction),
             "queue_drops": direction["queue_drops"],
             "random_drops": direction["random_drops"],
+            "induced_drops": direction["induced_drops"],
             "aqm_drops": direction["aqm_drops"],
             "aqm_marks": direction["aqm_marks"],
             "policer_drops": direction["policer_drops"],
@@ -553,10 +586,9 @@ def _last_total(frames: list[pd.DataFrame], column: str) -> int | None:
     return int(sum(frame.groupby("flow")[column].last().sum() for frame in frames))
 
 
-def _links_frame(samples: pd.DataFrame, shift_ns: int, reverse: bool) -> pd.DataFrame:
-    """The emulator's samples on the run's clock, from its start."""
-    samples = samples.assign(t_ns=samples["t_ns"] + shift_ns)
-    kept = samples[(samples["t_ns"] >= 0) & (reverse | (samples["direction"] == "forward"))]
+def _links_frame(samples: pd.DataFrame, reverse: bool) -> pd.DataFrame:
+    """The emulator's samples: on the run's clock, which starts with the emulator's."""
+    kept = samples[reverse | (samples["direction"] == "forward")]
     names = {"forward": "bottleneck", "reverse": "bottleneck:reverse"}
     return pd.DataFrame(
         {

@@ -52,7 +52,7 @@ fn full(at_ns: u64, endpoint: Option<u16>) -> Arrival {
     }
 }
 
-/// Packet `id` of a trace, of flow 0.
+/// Packet `id` of a trace, of flow 0: a TCP data segment.
 fn pkt(id: u32, size_bytes: u32, endpoint: Option<u16>, ecn: Ecn) -> Pkt {
     Pkt {
         id,
@@ -60,6 +60,7 @@ fn pkt(id: u32, size_bytes: u32, endpoint: Option<u16>, ecn: Ecn) -> Pkt {
         endpoint,
         ecn,
         flow_key: 0,
+        tcp_data: true,
     }
 }
 
@@ -428,4 +429,50 @@ fn late_read_arrivals_never_run_time_backwards() {
     link.advance(u64::MAX / 4);
     let p = link.pop_due(u64::MAX / 4).unwrap();
     assert_eq!(p.departure_ns, 1_000_000 + PKT_TIME_NS);
+}
+
+#[test]
+fn induced_losses_drop_each_times_first_data_segment_of_its_endpoint_before_the_queue() {
+    // Endpoint 0 asks for drops at 5 ms and 9 ms after an origin of 1 s; endpoint 1 for none.
+    // A one-packet queue with random loss of 0: anything else dropped would be a queue drop.
+    let origin = 1_000 * MS;
+    let endpoint = |last, drop_at_ns| Endpoint {
+        ip: std::net::Ipv4Addr::new(10, 201, 1, last),
+        forward_delay_ns: MS,
+        reverse_delay_ns: MS,
+        drop_at_ns,
+    };
+    let endpoints = [endpoint(1, vec![5 * MS, 9 * MS]), endpoint(2, vec![])];
+    let mut link = Link::new(&droptail(1000), &[MS, MS], 100);
+    link.induce(InducedDrops::new(&endpoints, origin));
+    let ack = |id, at_ms, e| (id, origin + at_ms * MS, Some(e), false);
+    let data = |id, at_ms, e| (id, origin + at_ms * MS, Some(e), true);
+    let trace = [
+        data(0, 4, 0),  // before the first time
+        ack(1, 5, 0),   // at it, but a pure ACK (or a SYN): no payload
+        data(2, 6, 1),  // another source's data
+        data(3, 6, 0),  // the first data segment of endpoint 0 at or after 5 ms: dropped
+        data(4, 7, 0),  // one segment per time
+        ack(5, 10, 0),  // after the second time, no payload
+        data(6, 12, 0), // dropped: the first data segment at or after 9 ms
+        data(7, 13, 0),
+    ];
+    let mut dropped = Vec::new();
+    for (id, at_ns, endpoint, tcp_data) in trace {
+        let pkt = Pkt {
+            tcp_data,
+            ..pkt(id, if tcp_data { 1500 } else { 52 }, endpoint, Ecn::NotEct)
+        };
+        if let Offer::Dropped(d) = link.offer(at_ns, pkt) {
+            dropped.push((id, d));
+        }
+    }
+    assert_eq!(dropped, [(3, Drop::Induced), (6, Drop::Induced)]);
+    let c = link.stats.counters;
+    assert_eq!((c.induced_drops, c.drops(), c.arrived_pkts), (2, 2, 8));
+    assert_eq!((c.queue_drops, c.random_drops, c.aqm_drops), (0, 0, 0));
+    // The report gives each drop's arrival on the emulator's clock, per endpoint.
+    let report = link.report(&endpoints, true);
+    assert_eq!(report.endpoints[0].dropped_at_ns, [6 * MS, 12 * MS]);
+    assert!(report.endpoints[1].dropped_at_ns.is_empty());
 }
