@@ -4,14 +4,14 @@ self-check, returned in the result shape every backend shares.
 
 Each flow is one `tcpeval-probe tcp` client in its group's namespace, started at the flow's
 own start (jitter included); one probe server in the receiver namespace takes them all.
+Every process is started from this thread: the kernel kills a child when the thread that
+started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
 
 The run's clock starts with the emulator's: `t0` is the instant it says it started relaying
 (CLOCK_REALTIME, which the probes' and the emulator's times are all on), so its samples and
 its induced losses (`drop_at`, counted from its start) fall at their times on the run's clock
-with no offset. The flows are launched once it has said so, a fraction of a millisecond
-after `t0` (the `ready` line's trip); their measured starts say exactly when.
-Every process is started from this thread: the kernel kills a child when the thread that
-started it ends (PR_SET_PDEATHSIG), which is what we want of this one only.
+with no offset. The flows are launched once it has said so, 0.1–0.2 ms after `t0` (the
+`ready` line's trip); their measured starts say exactly when.
 """
 
 from __future__ import annotations
