@@ -17,6 +17,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #define FRACTION_SHIFT 20
 #define FRACTION_ONE (1ULL << FRACTION_SHIFT)
+/* The word of an optional parameter left unset (src/params.rs `ABSENT`). */
+#define PARAM_ABSENT (~0ULL)
 /* RFC 5681 §3.1: ssthresh = max(FlightSize / 2, 2 * SMSS). */
 #define MIN_SSTHRESH_PKTS 2U
 /* Linux keeps a connection's per-algorithm state in icsk_ca_priv, 13 u64 words. */

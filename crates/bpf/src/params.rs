@@ -13,6 +13,8 @@ use crate::stacks::{Kind, Stack};
 
 /// Fixed-point bits of a fraction; `FRACTION_SHIFT` in `bpf/common.h`.
 pub const FRACTION_SHIFT: u32 = 20;
+/// The word of an optional parameter left unset; `PARAM_ABSENT` in `bpf/common.h`.
+pub const ABSENT: u64 = u64::MAX;
 
 /// The parameter block's words and the complete table they came from.
 #[derive(Debug, PartialEq)]
@@ -92,6 +94,8 @@ fn word(field: &str, kind: Kind, value: &Value) -> Result<u64> {
             }
             Ok(scaled as u64)
         }
+        (Kind::OptionalCount, Value::Null) => Ok(ABSENT),
+        (Kind::OptionalCount, _) => word(field, Kind::Count, value),
         _ => Err(refuse("has the wrong type")),
     }
 }
@@ -111,6 +115,18 @@ mod tests {
         let resolved = resolve(aimd, &table(r#"{"name": "aimd", "b": 0.125}"#)).unwrap();
         assert_eq!(resolved.words, vec![1 << 20, 1 << 17, 1, 2]);
         assert_eq!(resolved.table["a"], 1.0);
+    }
+
+    #[test]
+    fn an_optional_whole_number_is_absent_when_null() {
+        let bic = stacks::find("bic").unwrap();
+        let unset = resolve(bic, &table(r#"{"name": "bic"}"#)).unwrap();
+        assert_eq!(unset.words[5], ABSENT);
+        assert_eq!(unset.table["initial_ssthresh"], Value::Null);
+        let set = resolve(bic, &table(r#"{"name": "bic", "initial_ssthresh": 100}"#)).unwrap();
+        assert_eq!(set.words[5], 100);
+        let error = resolve(bic, &table(r#"{"name": "bic", "initial_ssthresh": 100.5}"#));
+        assert!(error.unwrap_err().to_string().contains("whole"));
     }
 
     #[test]

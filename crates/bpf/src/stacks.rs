@@ -9,6 +9,8 @@ pub enum Kind {
     Count,
     /// A real number in fixed point (`params::FRACTION_SHIFT`).
     Fraction,
+    /// A whole number or none (`null`), which is `params::ABSENT`.
+    OptionalCount,
 }
 
 #[derive(Debug)]
@@ -67,6 +69,30 @@ pub const STACKS: &[Stack] = &[
             param("alpha", Kind::Fraction),
             param("gamma", Kind::Fraction),
             param("update_period_rounds", Kind::Count),
+        ],
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "htcp",
+        object: object!("htcp"),
+        params: &[
+            param("beta_adaptive", Kind::Flag),
+            param("rtt_scaling", Kind::Flag),
+            param("bandwidth_switch", Kind::Flag),
+            param("alpha_quadratic", Kind::Fraction),
+        ],
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "bic",
+        object: object!("bic"),
+        params: &[
+            param("beta", Kind::Fraction),
+            param("max_increment", Kind::Fraction),
+            param("low_window", Kind::Fraction),
+            param("smooth_part", Kind::Fraction),
+            param("fast_convergence", Kind::Flag),
+            param("initial_ssthresh", Kind::OptionalCount),
         ],
         per_packet_echo: false,
     },
