@@ -29,9 +29,9 @@ PARAMS(__u64 beta_adaptive; __u64 rtt_scaling; __u64 bandwidth_switch; __u64 alp
 #define HTCP_RTT_SCALE_MIN_FX (FRACTION_ONE / 10)
 #define HTCP_RTT_SCALE_MAX_FX (2 * FRACTION_ONE)
 /* Adaptive backoff β = RTTmin/RTTmax kept within [0.5, 0.8] (PFLDnet 2004, adaptive
- * backoff). */
+ * backoff); 0.8 rounded to the nearest, so that 0.8 of 85 packets is 68, not 67. */
 #define HTCP_BETA_MIN_FX (FRACTION_ONE / 2)
-#define HTCP_BETA_MAX_FX (FRACTION_ONE * 4 / 5)
+#define HTCP_BETA_MAX_FX ((FRACTION_ONE * 4 + 2) / 5)
 /* The simulator's measurement of RTTmax: a sample more than 20 ms above it is a spike, not
  * queueing; β comes from RTTs only once RTTmin exceeds 10 ms, below which queueing cannot be
  * told from timer granularity; at each event RTTmax keeps 95 % of its excess over RTTmin, so
