@@ -65,8 +65,8 @@ def test_refuses_what_it_cannot_do_by_name():
     refused = parse_scenario(scenario(flow=[{"cc": "cubic", "rtt": "40ms", "delayed_ack": False}]))
     with pytest.raises(ScenarioError, match=r"flow\[0\]\.delayed_ack.*backend 'lab'"):
         backends.check(LAB, refused)
-    unknown = parse_scenario(scenario(flow=[{"cc": "vegas", "rtt": "40ms"}]))
-    with pytest.raises(ScenarioError, match=r"flow\[0\]\.cc.*vegas.*reno"):
+    unknown = parse_scenario(scenario(flow=[{"cc": "westwood", "rtt": "40ms"}]))
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.cc.*westwood.*reno"):
         backends.check(LAB, unknown)
 
 
