@@ -65,11 +65,16 @@ static __always_inline bool cwnd_limited(const struct sock *sk)
 }
 
 /* Slow start (RFC 5681 §3.1) by at most `limit` of the `acked` packets (RFC 3465 §2.2's L),
- * never past ssthresh; returns the packets left over for congestion avoidance. */
+ * never past ssthresh; returns the packets left over for congestion avoidance (all of them
+ * when the window is not below ssthresh). */
 static __always_inline __u32 slow_start(struct tcp_sock *tp, __u32 acked, __u32 limit)
 {
-	__u32 room = tp->snd_ssthresh - tp->snd_cwnd;
-	__u32 grown = min(min(acked, limit), room);
+	__u32 room, grown;
+
+	if (!in_slow_start(tp))
+		return acked;
+	room = tp->snd_ssthresh - tp->snd_cwnd;
+	grown = min(min(acked, limit), room);
 
 	tp->snd_cwnd = min(tp->snd_cwnd + grown, tp->snd_cwnd_clamp);
 	return acked > grown && grown == room ? acked - grown : 0;
