@@ -3,6 +3,7 @@
 //! this kernel can run them. The lab (python/tcpeval/lab/bpf.py) runs one per stack it needs.
 
 mod error;
+mod highspeed;
 mod params;
 mod register;
 mod stacks;

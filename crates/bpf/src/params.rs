@@ -61,11 +61,15 @@ pub fn resolve(stack: &Stack, cc: &Map<String, Value>) -> Result<Resolved> {
             });
         }
     }
-    let words = stack
+    let mut words = stack
         .params
         .iter()
+        .filter(|p| p.kind != Kind::Derived)
         .map(|p| word(p.name, p.kind, &table[p.name]))
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(derive) = stack.derived {
+        words.extend(derive(&table)?);
+    }
     Ok(Resolved { words, table })
 }
 
@@ -86,18 +90,24 @@ fn word(field: &str, kind: Kind, value: &Value) -> Result<u64> {
             }
             Ok(x as u64)
         }
-        (Kind::Fraction, Value::Number(n)) => {
-            let x = n.as_f64().unwrap_or(-1.0);
-            let scaled = (x * f64::from(1u32 << FRACTION_SHIFT)).round();
-            if !(0.0..=u32::MAX as f64).contains(&scaled) {
-                return Err(refuse("is out of the kernel's fixed-point range"));
-            }
-            Ok(scaled as u64)
-        }
+        (Kind::Fraction, Value::Number(n)) => fraction(field, n.as_f64().unwrap_or(-1.0)),
         (Kind::OptionalCount, Value::Null) => Ok(ABSENT),
         (Kind::OptionalCount, _) => word(field, Kind::Count, value),
         _ => Err(refuse("has the wrong type")),
     }
+}
+
+/// `x` in the kernel's fixed point; `field` names what it came from if it does not fit.
+pub fn fraction(field: &str, x: f64) -> Result<u64> {
+    let scaled = (x * f64::from(1u32 << FRACTION_SHIFT)).round();
+    if !(0.0..=u32::MAX as f64).contains(&scaled) {
+        return Err(BpfError::Param {
+            field: field.to_owned(),
+            value: x.to_string(),
+            reason: "is out of the kernel's fixed-point range".to_owned(),
+        });
+    }
+    Ok(scaled as u64)
 }
 
 #[cfg(test)]
@@ -137,6 +147,21 @@ mod tests {
     }
 
     #[test]
+    fn scalables_window_is_whole_and_highspeeds_rows_follow_its_flag() {
+        let scalable = stacks::find("scalable").unwrap();
+        let resolved = resolve(scalable, &table(r#"{"name": "scalable"}"#)).unwrap();
+        assert_eq!(resolved.words, vec![10_486, 1 << 17, 100]); // 0.01 and 1/8 × 2^20
+        let highspeed = stacks::find("highspeed").unwrap();
+        let cc = r#"{"name": "highspeed", "per_ack": false, "high_decrease": 0.25}"#;
+        let words = resolve(highspeed, &table(cc)).unwrap().words;
+        assert_eq!(words.len(), 1 + 3 * crate::highspeed::ROWS);
+        assert_eq!(words[0], 0);
+        // The last row: High_Window, where b is High_Decrease.
+        assert_eq!(words[words.len() - 3..][0], 83_000);
+        assert_eq!(words[words.len() - 1], 1 << 18);
+    }
+
+    #[test]
     fn every_stacks_parameters_are_the_simulators() {
         for stack in stacks::STACKS {
             let defaults = (registry::find(stack.name).unwrap().defaults)();
@@ -148,8 +173,23 @@ mod tests {
                     param.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn every_stacks_words_fill_its_objects_parameter_block() {
+        for stack in stacks::STACKS {
             let resolved = resolve(stack, &table(&format!(r#"{{"name": "{}"}}"#, stack.name)));
-            assert_eq!(resolved.unwrap().words.len(), stack.params.len());
+            let words = resolved.unwrap().words.len();
+            let mut open = libbpf_rs::ObjectBuilder::default()
+                .open_memory(stack.object)
+                .unwrap();
+            let mut block = open
+                .maps_mut()
+                .find(|m| m.name().to_string_lossy().ends_with(".rodata.params"))
+                .unwrap();
+            let bytes = block.initial_value_mut().unwrap().len();
+            assert_eq!(bytes, 8 * words, "{}", stack.name);
         }
     }
 }

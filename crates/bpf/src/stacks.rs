@@ -1,5 +1,10 @@
 //! Every BPF stack by name: its object (compiled by `build.rs` from `bpf/<name>.bpf.c`) and the
-//! parameters its block holds, in the block's order.
+//! parameters its block holds, in the block's order, then any words derived from them.
+
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use crate::highspeed;
 
 /// How a parameter's value becomes its __u64 word (`bpf/common.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +16,8 @@ pub enum Kind {
     Fraction,
     /// A whole number or none (`null`), which is `params::ABSENT`.
     OptionalCount,
+    /// No word of its own: the stack's `derived` words are computed from it.
+    Derived,
 }
 
 #[derive(Debug)]
@@ -19,12 +26,18 @@ pub struct Param {
     pub kind: Kind,
 }
 
+/// Derived words from a complete, checked `cc` table.
+pub type Derive = fn(&Map<String, Value>) -> Result<Vec<u64>>;
+
 #[derive(Debug)]
 pub struct Stack {
     /// The simulator's name for the algorithm this implements.
     pub name: &'static str,
     pub object: &'static [u8],
     pub params: &'static [Param],
+    /// Words the loader computes from the complete table, after the parameters' own: what
+    /// the program cannot compute itself (BPF has no floating point).
+    pub derived: Option<Derive>,
     /// Its receiver must echo every CE mark, DCTCP-style (RFC 8257 §3.2): the receiving
     /// kernel does that only when its socket runs the same stack.
     pub per_packet_echo: bool,
@@ -50,6 +63,31 @@ pub const STACKS: &[Stack] = &[
             param("abc", Kind::Flag),
             param("abc_limit", Kind::Count),
         ],
+        derived: None,
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "highspeed",
+        object: object!("highspeed"),
+        params: &[
+            param("per_ack", Kind::Flag),
+            param("low_window", Kind::Derived),
+            param("high_window", Kind::Derived),
+            param("high_p", Kind::Derived),
+            param("high_decrease", Kind::Derived),
+        ],
+        derived: Some(highspeed::rows),
+        per_packet_echo: false,
+    },
+    Stack {
+        name: "scalable",
+        object: object!("scalable"),
+        params: &[
+            param("a", Kind::Fraction),
+            param("b", Kind::Fraction),
+            param("low_window", Kind::Count),
+        ],
+        derived: None,
         per_packet_echo: false,
     },
     Stack {
@@ -60,6 +98,7 @@ pub const STACKS: &[Stack] = &[
             param("beta", Kind::Fraction),
             param("gamma", Kind::Fraction),
         ],
+        derived: None,
         per_packet_echo: false,
     },
     Stack {
@@ -70,6 +109,7 @@ pub const STACKS: &[Stack] = &[
             param("gamma", Kind::Fraction),
             param("update_period_rounds", Kind::Count),
         ],
+        derived: None,
         per_packet_echo: false,
     },
     Stack {
@@ -81,6 +121,7 @@ pub const STACKS: &[Stack] = &[
             param("bandwidth_switch", Kind::Flag),
             param("alpha_quadratic", Kind::Fraction),
         ],
+        derived: None,
         per_packet_echo: false,
     },
     Stack {
@@ -94,6 +135,7 @@ pub const STACKS: &[Stack] = &[
             param("fast_convergence", Kind::Flag),
             param("initial_ssthresh", Kind::OptionalCount),
         ],
+        derived: None,
         per_packet_echo: false,
     },
 ];
