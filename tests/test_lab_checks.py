@@ -140,3 +140,14 @@ def test_the_verdict_names_every_failure():
     assert reason is not None
     assert reason.startswith("retransmissions vs forward drops")
     assert len(records) == 2
+
+
+def test_a_bpf_call_the_kernel_skipped_voids_the_run():
+    counted = {"calls": 10, "run_ns": 500, "recursion_misses": 0}
+    clean = {"tl1aimd": {"aimd_ssthresh": counted, "aimd_cong_avoid": counted}}
+    assert checks.skipped_calls(clean).ok
+    skipped = {"tl1aimd": {"aimd_ssthresh": counted | {"recursion_misses": 2}}}
+    check = checks.skipped_calls(skipped)
+    assert not check.ok
+    assert check.measured == {"tl1aimd.aimd_ssthresh": 2}
+    assert checks.skipped_calls({}) is None

@@ -34,6 +34,10 @@ pub struct Registration {
 pub struct ProgramStats {
     pub calls: u64,
     pub run_ns: u64,
+    /// Calls the kernel skipped because the program was already running on that CPU (its
+    /// trampoline's recursion guard): the caller then reads a return value the program
+    /// never gave. Counted whether or not the statistics are on.
+    pub recursion_misses: u64,
 }
 
 impl Registration {
@@ -53,6 +57,7 @@ impl Registration {
                 let stats = ProgramStats {
                     calls: field("run_cnt:"),
                     run_ns: field("run_time_ns:"),
+                    recursion_misses: field("recursion_misses:"),
                 };
                 (program.name().to_string_lossy().into_owned(), stats)
             })

@@ -18,7 +18,10 @@ Tolerances (docs/lab.md, "The self-check"):
   (`IpExt: InCEPkts`), exactly: a mark lost on the way, or a CE the emulator did not make,
   means the senders were told of congestion other than the path's;
 - no reordering seen by any sender (TCP_INFO `reord_seen`);
-- every setting read back as asked (sysctls, the algorithm each socket got, the MSS).
+- every setting read back as asked (sysctls, the algorithm each socket got, the MSS);
+- no call of a BPF stack's program skipped by the kernel (its trampoline's recursion guard
+  skips a program already running on that CPU, and the caller then reads a return value the
+  program never gave: an ssthresh of a stale word once made PRR raise cwnd to ~1e9): zero.
 """
 
 from __future__ import annotations
@@ -159,6 +162,19 @@ def reordering(reorderings: int | None) -> Check | None:
 def settings(asked: dict[str, Any], granted: dict[str, Any]) -> Check:
     differ = {key: granted.get(key) for key, value in asked.items() if granted.get(key) != value}
     return Check("settings read back", not differ, differ or "as asked", "as asked", "equal")
+
+
+def skipped_calls(programs: dict[str, dict[str, dict[str, int]]]) -> Check | None:
+    """`programs`: per registration, what the kernel counted of each of its programs."""
+    if not programs:
+        return None
+    skipped = {
+        f"{name}.{program}": counted["recursion_misses"]
+        for name, held in programs.items()
+        for program, counted in held.items()
+        if counted.get("recursion_misses")
+    }
+    return Check("BPF calls skipped by the kernel", not skipped, skipped or 0, 0, "0")
 
 
 def verdict(checks: list[Check]) -> tuple[bool, str | None, list[dict[str, Any]]]:

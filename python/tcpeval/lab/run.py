@@ -468,6 +468,8 @@ class LabRun:
         frames = [result.flows for _, result in probes]
         found.append(checks.reordering(_last_total(frames, "reord_seen")))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
+        programs = {r.name: r.programs for r in self.registrations.values()}
+        found.append(checks.skipped_calls(programs))
         return [check for check in found if check is not None]
 
     def _induced_drops(self, stats: dict[str, Any]) -> list[dict[str, Any]]:
