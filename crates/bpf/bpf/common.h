@@ -25,6 +25,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define CA_PRIV_BYTES 104
 /* The loader writes the registered name over this (src/register.rs). */
 #define PLACEHOLDER_NAME "tcpeval"
+/* include/net/tcp.h, which BTF does not carry: the kernel negotiates ECN and sends ECT(0) for
+ * a congestion control with this flag, whatever net.ipv4.tcp_ecn says. */
+#define TCP_CONG_NEEDS_ECN (1U << 1)
 
 #define PARAMS(fields) const volatile struct { fields } params SEC(".rodata.params")
 
@@ -45,6 +48,12 @@ static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 static __always_inline struct inet_connection_sock *inet_csk(const struct sock *sk)
 {
 	return (struct inet_connection_sock *)sk;
+}
+
+/* Sequence numbers compare modulo 2^32 (RFC 9293 §3.4). */
+static __always_inline bool seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(b - a) < 0;
 }
 
 static __always_inline bool in_slow_start(const struct tcp_sock *tp)
@@ -95,10 +104,39 @@ static __always_inline void grow_by(struct tcp_sock *tp, __u64 *owed, __u64 cred
 	}
 }
 
+/* RFC 5681 §3.1 for `acked` packets: slow start by at most `limit` of them, the rest in
+ * congestion avoidance, where a window's worth adds `ai_fx` packets (1 for Reno). */
+static __always_inline void reno_grow(struct tcp_sock *tp, __u64 *owed_fx, __u32 acked,
+				      __u32 limit, __u64 ai_fx)
+{
+	if (in_slow_start(tp)) {
+		acked = slow_start(tp, acked, limit);
+		if (!acked)
+			return;
+	}
+	grow_by(tp, owed_fx, acked * ai_fx);
+}
+
 /* `cwnd` scaled by a fraction, never below RFC 5681's floor. */
 static __always_inline __u32 reduced(__u32 cwnd, __u64 keep_fx)
 {
 	return max((__u32)(((__u64)cwnd * keep_fx) >> FRACTION_SHIFT), MIN_SSTHRESH_PKTS);
+}
+
+/* RFC 5681 §3.1 on a loss: ssthresh is half the window the reduction started from (the kernel
+ * keeps it in prior_cwnd, also when an ECN reduction was already under way). */
+static __always_inline void halve_on_loss(struct tcp_sock *tp)
+{
+	tp->snd_ssthresh = max(tp->prior_cwnd >> 1, MIN_SSTHRESH_PKTS);
+}
+
+/* set_state is told the new state before the kernel records it. */
+static __always_inline bool entering_recovery(const struct sock *sk, __u8 new_state)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+
+	return new_state == TCP_CA_Recovery &&
+	       BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state) != TCP_CA_Recovery;
 }
 
 /* After a spurious loss (RFC 3522, F-RTO, D-SACK) the kernel restores the window it had. */
