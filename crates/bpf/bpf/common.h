@@ -123,22 +123,6 @@ static __always_inline __u32 reduced(__u32 cwnd, __u64 keep_fx)
 	return max((__u32)(((__u64)cwnd * keep_fx) >> FRACTION_SHIFT), MIN_SSTHRESH_PKTS);
 }
 
-/* RFC 5681 §3.1 on a loss: ssthresh is half the window the reduction started from (the kernel
- * keeps it in prior_cwnd, also when an ECN reduction was already under way). */
-static __always_inline void halve_on_loss(struct tcp_sock *tp)
-{
-	tp->snd_ssthresh = max(tp->prior_cwnd >> 1, MIN_SSTHRESH_PKTS);
-}
-
-/* set_state is told the new state before the kernel records it. */
-static __always_inline bool entering_recovery(const struct sock *sk, __u8 new_state)
-{
-	const struct inet_connection_sock *icsk = inet_csk(sk);
-
-	return new_state == TCP_CA_Recovery &&
-	       BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state) != TCP_CA_Recovery;
-}
-
 /* After a spurious loss (RFC 3522, F-RTO, D-SACK) the kernel restores the window it had. */
 static __always_inline __u32 window_before_reduction(const struct sock *sk)
 {

@@ -6,14 +6,15 @@
  * What this kernel allows: it has no AccECN and a BPF stack cannot send ECT(1), so Prague
  * sends ECT(0) and learns its marks from the receiver's per-packet echo (RFC 8257 §3.2), which
  * its receiving socket gives when it runs this stack too. The marks it counts are then the
- * same as accurate feedback's, one ACK later at most.
+ * same as accurate feedback's.
  *
- * It owns the window through cong_control (the kernel then leaves cwnd alone in CWR and
- * Recovery), because it grows during CWR: the kernel asks ssthresh on an echo or a loss,
- * and the reduction is applied here on the same ACK. */
+ * It owns the window through cong_control, as it grows during CWR; the kernel starts the
+ * reductions and the stack answers them on the same ACK (window.h). */
 #include "common.h"
 #include "ce_echo.h"
 #include "marked_fraction.h"
+#include "pacing.h"
+#include "window.h"
 
 PARAMS(__u64 g_fx; __u64 alpha_init_fx; __u64 abc_limit; __u64 rtt_scaling; __u64 rtt_ref_ns;
        __u64 rtt_transition_rounds; __u64 grow_in_cwr; __u64 pacing_ss_ratio_fx;
@@ -21,26 +22,18 @@ PARAMS(__u64 g_fx; __u64 alpha_init_fx; __u64 abc_limit; __u64 rtt_scaling; __u6
        __u64 classic_beta_fx;);
 
 #define NSEC_PER_USEC 1000ULL
-#define USEC_PER_SEC 1000000ULL
-
-/* A reduction the kernel has asked for (through ssthresh) and cong_control applies. */
-enum prague_cut {
-	PRAGUE_CUT_NONE,
-	PRAGUE_CUT_ECN,
-	PRAGUE_CUT_LOSS,
-};
 
 struct prague_state {
 	struct marked_fraction fraction;
+	struct window window;
 	struct ce_echo echo;
 	__u64 owed_fx;	       /* additive-increase credit not yet a whole packet */
 	__u64 window_start_us; /* when the current α window began */
 	__u64 last_cut_us;     /* when an echo last cut the window */
 	__u32 ca_rounds;       /* α windows closed out of slow start */
-	__u32 delivered;       /* tp->delivered at the last cong_control */
-	__u32 delivered_ce;    /* tp->delivered_ce at the last cong_control */
+	__u32 delivered;       /* tp->delivered at the last ACK */
+	__u32 delivered_ce;    /* tp->delivered_ce at the last ACK */
 	__u8 saw_ce;	       /* a mark has been seen: α learns from then on */
-	__u8 cut;	       /* enum prague_cut */
 	__u8 has_cut;	       /* last_cut_us is set */
 };
 
@@ -95,6 +88,7 @@ void BPF_PROG(prague_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	marked_fraction_init(&state->fraction, tp, params.alpha_init_fx);
+	window_init(&state->window, sk);
 	ce_echo_init(&state->echo, tp);
 	state->owed_fx = 0;
 	state->window_start_us = tp->tcp_mstamp;
@@ -103,7 +97,6 @@ void BPF_PROG(prague_init, struct sock *sk)
 	state->delivered = tp->delivered;
 	state->delivered_ce = tp->delivered_ce;
 	state->saw_ce = 0;
-	state->cut = PRAGUE_CUT_NONE;
 	state->has_cut = 0;
 	/* Draft "Packet Pacing": Prague paces; the kernel paces a socket that asks. */
 	sk->sk_pacing_status = SK_PACING_NEEDED;
@@ -155,108 +148,66 @@ static __always_inline bool cut_suppressed(const struct sock *sk)
 }
 
 /* Draft §2.4.2: an echo keeps 1 − α/2 of the window, over a classic queue no more than
- * classic_beta (RFC 9331 §4.3). A loss asks this too; set_state or cwnd_event then halve. */
-SEC("struct_ops")
-__u32 BPF_PROG(prague_ssthresh, struct sock *sk)
+ * classic_beta (RFC 9331 §4.3). */
+static __always_inline __u32 echo_answer(const struct sock *sk, __u32 cwnd)
 {
-	struct prague_state *state = prague(sk);
-	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
-	__u64 keep = marked_fraction_keep(&state->fraction);
+	__u64 keep = marked_fraction_keep(&prague(sk)->fraction);
 
 	if (cut_suppressed(sk))
 		return cwnd;
 	if (classic_queue(sk))
 		keep = min(keep, params.classic_beta_fx);
-	state->cut = PRAGUE_CUT_ECN;
 	return reduced(cwnd, keep);
 }
 
-/* RFC 9331 §4.3: a loss is answered as Reno answers it, halving. */
 SEC("struct_ops")
-void BPF_PROG(prague_set_state, struct sock *sk, __u8 new_state)
+__u32 BPF_PROG(prague_ssthresh, struct sock *sk)
 {
-	if (!entering_recovery(sk, new_state))
-		return;
-	halve_on_loss(tcp_sk(sk));
-	prague(sk)->cut = PRAGUE_CUT_LOSS;
+	return echo_answer(sk, tcp_sk(sk)->snd_cwnd);
 }
 
-SEC("struct_ops")
-void BPF_PROG(prague_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	struct prague_state *state = prague(sk);
-
-	switch (event) {
-	case CA_EVENT_ECN_IS_CE:
-	case CA_EVENT_ECN_NO_CE:
-		ce_echo_segment(sk, &state->echo, event == CA_EVENT_ECN_IS_CE);
-		break;
-	case CA_EVENT_LOSS:
-		/* A retransmission timeout: ssthresh as for a loss; the kernel restarts cwnd from
-		 * what is in flight plus one (RFC 5681 §3.1's loss window). */
-		halve_on_loss(tcp_sk(sk));
-		state->cut = PRAGUE_CUT_NONE;
-		break;
-	default:
-		break;
-	}
-}
-
-/* The reduction the kernel asked for on this ACK, applied at once (RFC 6675 §5: cwnd =
- * ssthresh on entering recovery, sending as the pipe allows). */
-static __always_inline void apply_cut(struct sock *sk, struct prague_state *state)
+/* The reduction the kernel started on this ACK: an echo as above, timed for the next one's
+ * suppression; a loss or a timeout as Reno answers it, halving (RFC 9331 §4.3). */
+static __always_inline void answer(struct sock *sk, struct prague_state *state)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
+	enum reduction asked = window_reduction(&state->window, sk);
 
-	if (state->cut == PRAGUE_CUT_NONE)
+	if (asked == REDUCTION_NONE)
 		return;
-	if (state->cut == PRAGUE_CUT_ECN) {
-		state->last_cut_us = tp->tcp_mstamp;
-		state->has_cut = 1;
+	if (asked != REDUCTION_ECN) {
+		window_reduce(sk, asked, halved(tp));
+		return;
 	}
-	tp->snd_cwnd = max(tp->snd_ssthresh, MIN_SSTHRESH_PKTS);
-	state->cut = PRAGUE_CUT_NONE;
-}
-
-/* Growth happens outside Recovery (and CWR unless grow_in_cwr), only when cwnd-limited. */
-static __always_inline bool may_grow(const struct sock *sk)
-{
-	const struct inet_connection_sock *icsk = inet_csk(sk);
-	__u8 ca_state = BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state);
-
-	if (ca_state == TCP_CA_Recovery || (ca_state == TCP_CA_CWR && !params.grow_in_cwr))
-		return false;
-	return cwnd_limited(sk);
+	if (cut_suppressed(sk))
+		return;
+	window_reduce(sk, asked, echo_answer(sk, tp->prior_cwnd));
+	state->last_cut_us = tp->tcp_mstamp;
+	state->has_cut = 1;
 }
 
 /* Draft §2.4.3: only unmarked packets grow the window, so growth per round is (1 − p) of
- * Reno's at marking probability p; out of slow start scaled as §2.4.4 says. */
+ * Reno's at marking probability p; out of slow start scaled as §2.4.4 says; during CWR too
+ * unless grow_in_cwr is off. */
 static __always_inline void grow(struct sock *sk, struct prague_state *state, __u32 unmarked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u64 increase = in_slow_start(tp) ? FRACTION_ONE : increase_fx(sk);
 
-	if (unmarked && may_grow(sk))
+	if (unmarked && window_may_grow(sk, params.grow_in_cwr))
 		reno_grow(tp, &state->owed_fx, unmarked, params.abc_limit, increase);
 }
 
-/* Draft "Packet Pacing": ratio · max(cwnd, in flight) · MSS / srtt, the ratio pacing_ss_ratio
- * while doubling cannot overshoot (cwnd < ssthresh/2) and pacing_ca_ratio after. */
+/* Draft "Packet Pacing": ratio · max(cwnd, pipe) · MSS / srtt, pacing_ss_ratio while
+ * doubling cannot overshoot and pacing_ca_ratio after. */
 static __always_inline void pace(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 in_flight = tp->packets_out - tp->sacked_out - tp->lost_out + tp->retrans_out;
-	__u64 window = max(tp->snd_cwnd, in_flight);
-	__u64 ratio_fx = tp->snd_cwnd < tp->snd_ssthresh / 2 ? params.pacing_ss_ratio_fx :
-								params.pacing_ca_ratio_fx;
-	__u64 rate;
+	__u32 pipe = tp->packets_out - tp->sacked_out - tp->lost_out + tp->retrans_out;
+	__u64 ratio_fx = pacing_slow_start(tp) ? params.pacing_ss_ratio_fx :
+						 params.pacing_ca_ratio_fx;
 
-	if (!tp->srtt_us)
-		return;
-	/* srtt_us holds eight times the smoothed RTT in µs. */
-	rate = (__u64)tp->mss_cache * window * (USEC_PER_SEC << 3) / tp->srtt_us;
-	rate = (rate * ratio_fx) >> FRACTION_SHIFT;
-	sk->sk_pacing_rate = min(rate, (__u64)sk->sk_max_pacing_rate);
+	set_pacing_rate(sk, ratio_fx, pipe);
 }
 
 SEC("struct_ops")
@@ -270,9 +221,18 @@ void BPF_PROG(prague_cong_control, struct sock *sk, __u32 ack, int flag,
 
 	state->delivered = tp->delivered;
 	state->delivered_ce = tp->delivered_ce;
-	apply_cut(sk, state);
+	window_guard(&state->window, sk);
+	answer(sk, state);
 	grow(sk, state, acked - marked);
 	pace(sk);
+	window_save(&state->window, sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(prague_cwnd_event, struct sock *sk, enum tcp_ca_event event)
+{
+	if (event == CA_EVENT_ECN_IS_CE || event == CA_EVENT_ECN_NO_CE)
+		ce_echo_segment(sk, &prague(sk)->echo, event == CA_EVENT_ECN_IS_CE);
 }
 
 SEC("struct_ops")
@@ -287,7 +247,6 @@ struct tcp_congestion_ops prague_ops = {
 	.in_ack_event = (void *)prague_in_ack_event,
 	.ssthresh = (void *)prague_ssthresh,
 	.cong_control = (void *)prague_cong_control,
-	.set_state = (void *)prague_set_state,
 	.cwnd_event = (void *)prague_cwnd_event,
 	.undo_cwnd = (void *)prague_undo_cwnd,
 	.flags = TCP_CONG_NEEDS_ECN,
