@@ -50,12 +50,6 @@ static __always_inline struct inet_connection_sock *inet_csk(const struct sock *
 	return (struct inet_connection_sock *)sk;
 }
 
-/* Sequence numbers compare modulo 2^32 (RFC 9293 §3.4). */
-static __always_inline bool seq_after(__u32 a, __u32 b)
-{
-	return (__s32)(b - a) < 0;
-}
-
 static __always_inline bool in_slow_start(const struct tcp_sock *tp)
 {
 	return tp->snd_cwnd < tp->snd_ssthresh;

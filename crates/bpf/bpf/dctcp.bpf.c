@@ -52,7 +52,7 @@ void BPF_PROG(dctcp_in_ack_event, struct sock *sk, __u32 flags)
 	struct dctcp_state *state = dctcp(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (marked_fraction_window_over(&state->fraction, tp))
+	if (round_ended(tp, &state->fraction.round_end))
 		marked_fraction_close(&state->fraction, tp, params.g_fx, true);
 }
 

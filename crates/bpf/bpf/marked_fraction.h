@@ -4,40 +4,28 @@
  *
  * Steps 1–3 of the RFC (counting bytes acknowledged, and of those the ones acknowledged with
  * ECE) are the kernel's own counters: tp->delivered and tp->delivered_ce, in packets, which
- * with a fixed MSS is the same fraction. A window is the data outstanding when it began. */
+ * with a fixed MSS is the same fraction. Steps 4 and 7 (a window ends when SND.NXT at its
+ * start is acknowledged) are a round of round.h. */
 #ifndef TCPEVAL_MARKED_FRACTION_H
 #define TCPEVAL_MARKED_FRACTION_H
 
 #include "common.h"
+#include "round.h"
 
 struct marked_fraction {
 	__u32 alpha_fx;	    /* DCTCP.Alpha */
-	__u32 window_end;   /* DCTCP.WindowEnd */
+	__u32 round_end;    /* DCTCP.WindowEnd */
 	__u32 delivered;    /* tp->delivered when the window began */
 	__u32 delivered_ce; /* tp->delivered_ce when the window began */
 };
-
-/* Steps 7–8: the next window lasts until what has been sent so far is acknowledged. */
-static __always_inline void marked_fraction_restart(struct marked_fraction *f,
-						    const struct tcp_sock *tp)
-{
-	f->window_end = tp->snd_nxt;
-	f->delivered = tp->delivered;
-	f->delivered_ce = tp->delivered_ce;
-}
 
 static __always_inline void marked_fraction_init(struct marked_fraction *f,
 						 const struct tcp_sock *tp, __u64 alpha_init_fx)
 {
 	f->alpha_fx = alpha_init_fx;
-	marked_fraction_restart(f, tp);
-}
-
-/* Step 4: the window is over once SND.UNA has passed DCTCP.WindowEnd. */
-static __always_inline bool marked_fraction_window_over(const struct marked_fraction *f,
-							const struct tcp_sock *tp)
-{
-	return seq_after(tp->snd_una, f->window_end);
+	f->delivered = tp->delivered;
+	f->delivered_ce = tp->delivered_ce;
+	round_start(tp, &f->round_end);
 }
 
 /* Packets of the current window acknowledged with ECE so far. */
@@ -47,8 +35,9 @@ static __always_inline __u32 marked_fraction_marked(const struct marked_fraction
 	return tp->delivered_ce - f->delivered_ce;
 }
 
-/* Steps 5–8: fold the window's fraction M into α with gain g, α ← (1 − g)·α + g·M (if `fold`),
- * and begin the next. A window with nothing acknowledged is no evidence and leaves α. */
+/* Steps 5, 6 and 8: fold the window's fraction M into α with gain g, α ← (1 − g)·α + g·M (if
+ * `fold`), and count the next from here. A window with nothing acknowledged is no evidence
+ * and leaves α. */
 static __always_inline void marked_fraction_close(struct marked_fraction *f,
 						  const struct tcp_sock *tp, __u64 g_fx,
 						  bool fold)
@@ -61,7 +50,8 @@ static __always_inline void marked_fraction_close(struct marked_fraction *f,
 
 		f->alpha_fx = ((FRACTION_ONE - g_fx) * f->alpha_fx + g_fx * m_fx) >> FRACTION_SHIFT;
 	}
-	marked_fraction_restart(f, tp);
+	f->delivered = tp->delivered;
+	f->delivered_ce = tp->delivered_ce;
 }
 
 /* The fraction of the window an ECN reduction keeps, 1 − α/2 (RFC 8257 §3.3). */

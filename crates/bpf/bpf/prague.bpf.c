@@ -103,8 +103,8 @@ void BPF_PROG(prague_init, struct sock *sk)
 }
 
 /* Draft §2.3.2: α as DCTCP's, learning nothing before the first mark (α stays at alpha_init
- * until the window holding it), and once RTT-independent (§2.4.4) updated no more often than
- * once per rtt_virt. Runs on every ACK before the kernel reacts to it. */
+ * until the window holding it), and once RTT-independent (§2.4.4) folded at the first round's
+ * end at least rtt_virt after the last. Runs on every ACK before the kernel reacts to it. */
 SEC("struct_ops")
 void BPF_PROG(prague_in_ack_event, struct sock *sk, __u32 flags)
 {
@@ -112,7 +112,7 @@ void BPF_PROG(prague_in_ack_event, struct sock *sk, __u32 flags)
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u64 now = tp->tcp_mstamp;
 
-	if (!marked_fraction_window_over(&state->fraction, tp))
+	if (!round_ended(tp, &state->fraction.round_end))
 		return;
 	if (rtt_independent(sk) && now - state->window_start_us < rtt_virt_us(sk))
 		return;
