@@ -25,6 +25,9 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 #define CA_PRIV_BYTES 104
 /* The loader writes the registered name over this (src/register.rs). */
 #define PLACEHOLDER_NAME "tcpeval"
+/* include/net/tcp.h, which BTF does not carry: the kernel negotiates ECN and sends ECT(0) for
+ * a congestion control with this flag, whatever net.ipv4.tcp_ecn says. */
+#define TCP_CONG_NEEDS_ECN (1U << 1)
 
 #define PARAMS(fields) const volatile struct { fields } params SEC(".rodata.params")
 
@@ -93,6 +96,19 @@ static __always_inline void grow_by(struct tcp_sock *tp, __u64 *owed, __u64 cred
 		*owed -= (__u64)packets * window_fx;
 		tp->snd_cwnd = min(tp->snd_cwnd + packets, tp->snd_cwnd_clamp);
 	}
+}
+
+/* RFC 5681 §3.1 for `acked` packets: slow start by at most `limit` of them, the rest in
+ * congestion avoidance, where a window's worth adds `ai_fx` packets (1 for Reno). */
+static __always_inline void reno_grow(struct tcp_sock *tp, __u64 *owed_fx, __u32 acked,
+				      __u32 limit, __u64 ai_fx)
+{
+	if (in_slow_start(tp)) {
+		acked = slow_start(tp, acked, limit);
+		if (!acked)
+			return;
+	}
+	grow_by(tp, owed_fx, acked * ai_fx);
 }
 
 /* `cwnd` scaled by a fraction, never below RFC 5681's floor. */

@@ -138,6 +138,36 @@ pub const STACKS: &[Stack] = &[
         derived: None,
         per_packet_echo: false,
     },
+    Stack {
+        name: "dctcp",
+        object: object!("dctcp"),
+        params: &[
+            param("g", Kind::Fraction),
+            param("alpha_init", Kind::Fraction),
+            param("abc_limit", Kind::Count),
+        ],
+        per_packet_echo: true,
+    },
+    // Without AccECN in this kernel, Prague learns its marks from DCTCP's echo.
+    Stack {
+        name: "prague",
+        object: object!("prague"),
+        params: &[
+            param("g", Kind::Fraction),
+            param("alpha_init", Kind::Fraction),
+            param("abc_limit", Kind::Count),
+            param("rtt_scaling", Kind::Flag),
+            param("rtt_ref_ns", Kind::Count),
+            param("rtt_transition_rounds", Kind::Count),
+            param("grow_in_cwr", Kind::Flag),
+            param("pacing_ss_ratio", Kind::Fraction),
+            param("pacing_ca_ratio", Kind::Fraction),
+            param("classic_fallback", Kind::Flag),
+            param("classic_qdelay_threshold_ns", Kind::Count),
+            param("classic_beta", Kind::Fraction),
+        ],
+        per_packet_echo: true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Stack> {

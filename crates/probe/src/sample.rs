@@ -64,6 +64,8 @@ sample_struct! {
     rwnd_limited_us: Option<u64>,
     sndbuf_limited_us: Option<u64>,
     delivered_pkts: Option<u32>,
+    /// Of those, packets acknowledged by an ACK echoing CE (`tcpi_delivered_ce`, Linux 4.18).
+    delivered_ce_pkts: Option<u32>,
     snd_wnd_bytes: Option<u32>,
     rcv_wnd_bytes: Option<u32>,
     total_rto: Option<u16>,
@@ -129,6 +131,7 @@ impl Sample {
             rwnd_limited_us: when(field_end::SNDBUF_LIMITED).then_some(i.rwnd_limited_us),
             sndbuf_limited_us: when(field_end::SNDBUF_LIMITED).then_some(i.sndbuf_limited_us),
             delivered_pkts: when(field_end::DELIVERED).then_some(i.delivered),
+            delivered_ce_pkts: when(field_end::DELIVERED_CE).then_some(i.delivered_ce),
             snd_wnd_bytes: when(field_end::RCV_WND).then_some(i.snd_wnd),
             rcv_wnd_bytes: when(field_end::RCV_WND).then_some(i.rcv_wnd),
             total_rto: when(field_end::TOTAL_RTO).then_some(i.total_rto),

@@ -90,6 +90,7 @@ pub mod field_end {
     pub const DELIVERY_RATE: usize = offset_of!(TcpInfo, delivery_rate) + 8;
     pub const SNDBUF_LIMITED: usize = offset_of!(TcpInfo, sndbuf_limited_us) + 8;
     pub const DELIVERED: usize = offset_of!(TcpInfo, delivered) + 4;
+    pub const DELIVERED_CE: usize = offset_of!(TcpInfo, delivered_ce) + 4;
     pub const BYTES_RETRANS: usize = offset_of!(TcpInfo, bytes_retrans) + 8;
     pub const RCV_WND: usize = offset_of!(TcpInfo, rcv_wnd) + 4;
     pub const TOTAL_RTO: usize = offset_of!(TcpInfo, total_rto) + 2;

@@ -187,6 +187,7 @@ def flows_frame(samples: pd.DataFrame) -> pd.DataFrame:
             "notsent_bytes": s["notsent_bytes"].astype(float),
             "segs_out": s["segs_out"].astype(float),
             "delivered_pkts": s["delivered_pkts"].astype(float),
+            "delivered_ce_pkts": s["delivered_ce_pkts"].astype(float),
             "total_rto": s["total_rto"].astype(float),
             "ca_state": s["ca_state"].astype(int),
             "snd_mss_bytes": s["snd_mss_bytes"].astype(int),
