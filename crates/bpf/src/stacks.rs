@@ -146,6 +146,7 @@ pub const STACKS: &[Stack] = &[
             param("alpha_init", Kind::Fraction),
             param("abc_limit", Kind::Count),
         ],
+        derived: None,
         per_packet_echo: true,
     },
     // Without AccECN in this kernel, Prague learns its marks from DCTCP's echo.
@@ -166,6 +167,7 @@ pub const STACKS: &[Stack] = &[
             param("classic_qdelay_threshold_ns", Kind::Count),
             param("classic_beta", Kind::Fraction),
         ],
+        derived: None,
         per_packet_echo: true,
     },
 ];
