@@ -26,7 +26,7 @@ Figure = Callable[[Result], "float | None"]
 
 KERNEL_STACKS = ("reno", "cubic", "bbr")
 """Built into the lab's kernel."""
-BPF_STACKS = ("aimd", "highspeed", "scalable", "htcp", "bic", "vegas")
+BPF_STACKS = ("aimd", "highspeed", "scalable", "htcp", "bic", "vegas", "fast")
 """The loss-based stacks the lab runs as tcpeval's BPF congestion controls (crates/bpf)."""
 AGGRESSIVE_STACKS = ("highspeed", "scalable", "htcp", "bic")
 """The high-speed stacks of the Hamilton study's RTT-unfairness and convergence cases."""
