@@ -28,6 +28,11 @@ def bottleneck(result: Result, settle_s: float) -> pd.DataFrame:
     return links[(links["t_s"] >= start) & (links["t_s"] <= stop)]
 
 
+def median_queue(result: Result, settle_s: float) -> float:
+    """The bottleneck's median queue in the steady state, packets."""
+    return float(bottleneck(result, settle_s)["queue_pkts"].median())
+
+
 def utilization(result: Result, settle_s: float, rate_bps: float) -> float:
     """The bottleneck's busy share in the steady state, from the bytes it sent."""
     link = bottleneck(result, settle_s)

@@ -51,12 +51,8 @@ def two_flows() -> Result:
     return run(2)
 
 
-def median_queue(result: Result) -> float:
-    return float(settled.bottleneck(result, SETTLE_S)["queue_pkts"].median())
-
-
 def test_one_flow_keeps_alpha_packets_queued(one_flow: Result) -> None:
-    queued = median_queue(one_flow)
+    queued = settled.median_queue(one_flow, SETTLE_S)
     print(f"one FAST flow, α = {ALPHA}: median queue {queued} packets")
     assert abs(queued - ALPHA) <= SLACK_PKTS_PER_FLOW
 
@@ -73,7 +69,7 @@ def test_it_reaches_its_fixed_point_without_a_loss(one_flow: Result) -> None:
 
 
 def test_two_flows_keep_two_alpha_queued_and_share_equally(two_flows: Result) -> None:
-    queued = median_queue(two_flows)
+    queued = settled.median_queue(two_flows, SETTLE_S)
     first, second = settled.delivered_bytes(two_flows, SETTLE_S)
     ratio = max(first, second) / min(first, second)
     print(f"two FAST flows: median queue {queued}, delivered ratio {ratio:.3f}")

@@ -55,12 +55,8 @@ def two_flows() -> Result:
     return run(2)
 
 
-def median_queue(result: Result) -> float:
-    return float(settled.bottleneck(result, SETTLE_S)["queue_pkts"].median())
-
-
 def test_one_flow_keeps_alpha_to_beta_packets_queued(one_flow: Result) -> None:
-    queued = median_queue(one_flow)
+    queued = settled.median_queue(one_flow, SETTLE_S)
     print(f"one Vegas flow: median queue {queued} packets of {BUFFER_PKTS}")
     assert ALPHA <= queued <= BETA + BURST_PKTS
 
@@ -87,7 +83,7 @@ def test_one_flow_keeps_the_link_busy(one_flow: Result) -> None:
 
 
 def test_two_flows_keep_two_alpha_to_two_beta_packets_queued(two_flows: Result) -> None:
-    queued = median_queue(two_flows)
+    queued = settled.median_queue(two_flows, SETTLE_S)
     print(f"two Vegas flows: median queue {queued} packets")
     assert 2 * ALPHA <= queued <= 2 * (BETA + BURST_PKTS)
 
