@@ -4,11 +4,11 @@
  * The kernel starts a reduction by recording the window it starts from (prior_cwnd) and
  * where the episode ends (high_seq), and asks the ssthresh op (tcp_init_cwnd_reduction,
  * tcp_enter_loss); with cong_control it then leaves cwnd alone. The value the ssthresh op
- * returns is not trusted: on this kernel the call now and then returns a stale stack word
- * without running the program (seen on aimd as on these stacks: ssthresh 0x82254425, the
- * programs' own call counters unchanged, no recursion misses), after which the kernel's
- * rate-halving would raise cwnd to hundreds of millions. So a reduction is recognised here
- * from the kernel's bookkeeping and answered from prior_cwnd. */
+ * returns is not trusted: the kernel skips a call of a program already running on that CPU
+ * (its trampoline's recursion guard) and the caller reads a stale stack word instead (here
+ * 0x82254425, seen with aimd too), which the kernel's rate-halving turned into a cwnd of
+ * hundreds of millions. The lab voids such a run, but the stack must not act on the word:
+ * it recognises a reduction from the kernel's bookkeeping and answers it from prior_cwnd. */
 #ifndef TCPEVAL_WINDOW_H
 #define TCPEVAL_WINDOW_H
 
