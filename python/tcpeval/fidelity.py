@@ -64,12 +64,26 @@ KERNEL_FIGURES: dict[tuple[str, str], float] = {
     ("2 cubic ECN codel 100M 40ms", "Mb/s"): 95.6,
     ("2 cubic ECN codel 100M 40ms", "marks/pkt"): 6.95e-05,
     ("2 cubic ECN codel 100M 40ms", "AQM drops"): 0.0,
+    ("1 aimd 100M 60ms", "Mb/s"): 95.5,
+    ("2 aimd 100M 40ms", "Mb/s"): 96.2,
+    ("2 aimd 100M 40ms", "Jain"): 0.997,
+    ("1 highspeed 100M 60ms", "Mb/s"): 95.9,
+    ("2 highspeed 100M 40ms", "Mb/s"): 96.3,
+    ("2 highspeed 100M 40ms", "Jain"): 0.999,
+    ("1 scalable 100M 60ms", "Mb/s"): 94.6,
+    ("2 scalable 100M 40ms", "Mb/s"): 96.3,
+    ("2 scalable 100M 40ms", "Jain"): 0.995,
+    ("1 htcp 100M 60ms", "Mb/s"): 95.9,
+    ("1 bic 100M 60ms", "Mb/s"): 96.0,
 }
 """The kernel's figures (Linux 6.18, HZ 250: real reno, cubic and bbr in network namespaces
 behind the lab's emulator), each the mean of the valid runs of seeds 1 and 2, measured on the
 project's 2-vCPU VM on 2026-11-28 with `bench/fidelity.py --lab --repeats 2` and, for the
 300 s rows, `tcpeval run --backend lab`; the classic-ECN rows on 2026-12-06 with
-`bench/fidelity.py --lab --rows ECN --repeats 2`. docs/hosts.md gives each row's history."""
+`bench/fidelity.py --lab --rows ECN --repeats 2`; the BPF stacks' rows (crates/bpf: the
+project's own implementations in the real kernel) on 2026-12-07 with `bench/fidelity.py --lab
+--repeats 1 --rows "1 aimd,2 aimd,..."`, one valid run each. docs/hosts.md gives each row's
+history."""
 
 
 KERNEL_MISSES: dict[tuple[str, str], str] = {
