@@ -75,6 +75,12 @@ KERNEL_FIGURES: dict[tuple[str, str], float] = {
     ("2 scalable 100M 40ms", "Jain"): 0.995,
     ("1 htcp 100M 60ms", "Mb/s"): 95.9,
     ("1 bic 100M 60ms", "Mb/s"): 96.0,
+    ("2 bic 100M 40ms", "Mb/s"): 96.3,
+    ("2 bic 100M 40ms", "Jain"): 0.999,
+    ("1 vegas 100M 60ms", "Mb/s"): 95.6,
+    ("2 vegas 100M 40ms", "Mb/s"): 95.9,
+    ("2 vegas 100M 40ms", "Jain"): 0.981,
+    ("1 fast 100M 60ms", "Mb/s"): 95.5,
 }
 """The kernel's figures (Linux 6.18, HZ 250: real reno, cubic and bbr in network namespaces
 behind the lab's emulator), each the mean of the valid runs of seeds 1 and 2, measured on the
