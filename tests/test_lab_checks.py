@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
+
 from tcpeval.lab import checks
 
 RATE_BPS = 100_000_000
@@ -151,3 +153,13 @@ def test_a_bpf_call_the_kernel_skipped_voids_the_run():
     assert not check.ok
     assert check.measured == {"tl1aimd.aimd_ssthresh": 2}
     assert checks.skipped_calls({}) is None
+
+
+def test_an_ssthresh_no_stack_sets_voids_the_run():
+    unset, stale = float("inf"), float(0x82254425)
+    sane = pd.DataFrame({"ssthresh_pkts": [unset, 120.0, 60.0]})
+    assert checks.unset_ssthresh([sane]).ok
+    garbage = pd.DataFrame({"ssthresh_pkts": [unset, 120.0, stale]})
+    check = checks.unset_ssthresh([sane, garbage])
+    assert not check.ok
+    assert check.measured == stale

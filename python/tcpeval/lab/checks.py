@@ -21,7 +21,9 @@ Tolerances (docs/lab.md, "The self-check"):
 - every setting read back as asked (sysctls, the algorithm each socket got, the MSS);
 - no call of a BPF stack's program skipped by the kernel (its trampoline's recursion guard
   skips a program already running on that CPU, and the caller then reads a return value the
-  program never gave: an ssthresh of a stale word once made PRR raise cwnd to ~1e9): zero.
+  program never gave: an ssthresh of a stale word once made PRR raise cwnd to ~1e9): zero;
+- no socket's ssthresh above Linux's "not yet set" (2^31 − 1), which no stack sets: that
+  stale word seen from TCP_INFO, whatever skipped the program.
 """
 
 from __future__ import annotations
@@ -30,12 +32,16 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import pandas as pd
+
 RATE_TOLERANCE = 0.02
 DELAY_P99_TOLERANCE_NS = 500_000
 LATENESS_SHARE_OF_RTT = 0.02
 RETRANSMIT_SLACK = (5, 0.05)
 # The normal quantile of a two-sided 99% interval.
 Z_99 = 2.5758
+# Linux's TCP_INFINITE_SSTHRESH: "not yet set".
+UNSET_SSTHRESH_PKTS = 0x7FFFFFFF
 # Too few back-to-back packets to judge a rate: one second at the smallest rate we emulate.
 MIN_BACKLOGGED_NS = 200_000_000
 
@@ -175,6 +181,17 @@ def skipped_calls(programs: dict[str, dict[str, dict[str, int]]]) -> Check | Non
         if counted.get("recursion_misses")
     }
     return Check("BPF calls skipped by the kernel", not skipped, skipped or 0, 0, "0")
+
+
+def unset_ssthresh(frames: list[pd.DataFrame]) -> Check:
+    """No socket's ssthresh above Linux's "not yet set" (2^31 − 1): no stack sets one, and
+    the kernel's call of a BPF stack's ssthresh has been seen to return such a word without
+    running the program (docs/lab.md), from which the window grows to ~1e9."""
+    finite = [f["ssthresh_pkts"].replace(math.inf, 0).max() for f in frames if len(f)]
+    highest = float(max(finite, default=0))
+    ok = highest <= UNSET_SSTHRESH_PKTS
+    tolerance = f"≤ {UNSET_SSTHRESH_PKTS}"
+    return Check("ssthresh no stack set", ok, highest if not ok else 0, 0, tolerance)
 
 
 def verdict(checks: list[Check]) -> tuple[bool, str | None, list[dict[str, Any]]]:

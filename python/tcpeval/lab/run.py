@@ -467,6 +467,7 @@ class LabRun:
         found.append(checks.marks(stats, self.received_ce))
         frames = [result.flows for _, result in probes]
         found.append(checks.reordering(_last_total(frames, "reord_seen")))
+        found.append(checks.unset_ssthresh(frames))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
         programs = {r.name: r.programs for r in self.registrations.values()}
         found.append(checks.skipped_calls(programs))
