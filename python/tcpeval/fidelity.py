@@ -85,6 +85,18 @@ KERNEL_FIGURES: dict[tuple[str, str], float] = {
     ("1 highspeed loss 1e-3", "Mb/s"): 7.07,
     ("1 htcp loss 1e-3", "Mb/s"): 11.2,
     ("1 bic loss 1e-3", "Mb/s"): 12.7,
+    ("2 dctcp ECN red 100M 40ms", "Mb/s"): 96.3,
+    ("2 dctcp ECN red 100M 40ms", "marks/pkt"): 0.00403,
+    ("2 dctcp ECN red 100M 40ms", "AQM drops"): 1.0,
+    ("2 prague ECN red 100M 40ms", "Mb/s"): 95.2,
+    ("2 prague ECN red 100M 40ms", "marks/pkt"): 0.00104,
+    ("2 prague ECN red 100M 40ms", "AQM drops"): 0.0,
+    ("2 dctcp ECN codel 100M 40ms", "Mb/s"): 96.3,
+    ("2 dctcp ECN codel 100M 40ms", "marks/pkt"): 0.00465,
+    ("2 dctcp ECN codel 100M 40ms", "AQM drops"): 0.0,
+    ("2 prague ECN codel 100M 40ms", "Mb/s"): 91.2,
+    ("2 prague ECN codel 100M 40ms", "marks/pkt"): 8.4e-05,
+    ("2 prague ECN codel 100M 40ms", "AQM drops"): 0.0,
 }
 """The kernel's figures (Linux 6.18, HZ 250: real reno, cubic and bbr in network namespaces
 behind the lab's emulator), each the mean of the valid runs of seeds 1 and 2, measured on the
@@ -112,6 +124,16 @@ KERNEL_MISSES: dict[tuple[str, str], str] = {
     "the BPF BIC, written from the paper, lacks (increases scaled by the packets per ACK, "
     "doubled by delayed ACKs; 5% a round before the first loss): 18.0 simulated, 12.7 in the "
     "kernel; which BIC both should run is open (docs/lab.md)",
+    ("2 dctcp ECN red 100M 40ms", "marks/pkt"): "41% more marks per packet simulated than "
+    "with the BPF DCTCP in the kernel (0.00568 against 0.00403), at the same goodput: not "
+    "explained yet (the simulator's marked fraction was already 21% off DCTCP's model)",
+    ("2 dctcp ECN codel 100M 40ms", "marks/pkt"): "the same through CoDel: 0.00655 simulated "
+    "against 0.00465",
+    ("2 prague ECN red 100M 40ms", "marks/pkt"): "38% more marks per packet simulated (AccECN "
+    "feedback) than with the BPF Prague on DCTCP's echo in the kernel (0.00144 against "
+    "0.00104); through CoDel they agree",
+    ("2 dctcp ECN red 100M 40ms", "AQM drops"): "the kernel's run had one AQM drop (a Not-ECT "
+    "packet RED drops: Linux sends retransmissions Not-ECT), the simulator's none",
 }
 """Rows whose simulated figure misses the goal against the kernel, with what is known of why;
 their test expects the miss, and fails once it is mended so that the entry goes."""
