@@ -23,13 +23,11 @@ void BPF_PROG(aimd_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	/* RFC 3465 counts packets acknowledged; without it an ACK counts once. */
 	__u32 credit = params.abc ? acked : 1;
 
-	if (!cwnd_limited(sk) || !acked)
+	if (!acked)
 		return;
-	if (in_slow_start(tp)) {
-		credit = slow_start(tp, credit, params.abc ? params.abc_limit : credit);
-		if (!credit)
-			return;
-	}
+	credit = growth_credit(sk, credit, params.abc ? params.abc_limit : credit);
+	if (!credit)
+		return;
 	grow_by(tp, &state->owed_fx, credit * params.a_fx);
 }
 

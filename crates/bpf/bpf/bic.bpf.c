@@ -91,13 +91,9 @@ void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bic_state *ca = bic(sk);
 
-	if (!cwnd_limited(sk) || !acked)
+	acked = growth_credit(sk, acked, acked);
+	if (!acked)
 		return;
-	if (in_slow_start(tp)) {
-		acked = slow_start(tp, acked, acked);
-		if (!acked)
-			return;
-	}
 	grow_by(tp, &ca->owed_fx, acked * bic_increase(tp, ca));
 }
 

@@ -83,6 +83,16 @@ static __always_inline __u32 slow_start(struct tcp_sock *tp, __u32 acked, __u32 
 	return acked > grown && grown == room ? acked - grown : 0;
 }
 
+/* The packets of an ACK the window may grow by in congestion avoidance: none while the window
+ * is not what limits the sender (cwnd_limited) or the ACK acknowledged nothing, else those
+ * slow start (by at most `limit`) left over. */
+static __always_inline __u32 growth_credit(struct sock *sk, __u32 acked, __u32 limit)
+{
+	if (!acked || !cwnd_limited(sk))
+		return 0;
+	return slow_start(tcp_sk(sk), acked, limit);
+}
+
 /* Additive increase in fixed point: `credit_fx` (packets × FRACTION_ONE) accrues in `*owed`,
  * and each window's worth of it adds one packet, as RFC 5681's cwnd += SMSS*SMSS/cwnd does. */
 static __always_inline void grow_by(struct tcp_sock *tp, __u64 *owed, __u64 credit_fx)

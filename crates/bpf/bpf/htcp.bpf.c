@@ -231,13 +231,9 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct htcp_state *ca = htcp(sk);
 
-	if (!cwnd_limited(sk) || !acked)
+	acked = growth_credit(sk, acked, acked);
+	if (!acked)
 		return;
-	if (in_slow_start(tp)) {
-		acked = slow_start(tp, acked, acked);
-		if (!acked)
-			return;
-	}
 	grow_by(tp, &ca->owed_fx, acked * htcp_alpha(ca, tp->tcp_mstamp));
 }
 

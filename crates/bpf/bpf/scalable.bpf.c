@@ -33,13 +33,9 @@ void BPF_PROG(scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct scalable_state *state = CA_STATE(struct scalable_state, sk);
 
-	if (!cwnd_limited(sk) || !acked)
+	acked = growth_credit(sk, acked, acked);
+	if (!acked)
 		return;
-	if (in_slow_start(tp)) {
-		acked = slow_start(tp, acked, acked);
-		if (!acked)
-			return;
-	}
 	grow_by(tp, &state->owed_fx, scalable_credit(tp, acked));
 }
 
