@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from lab_runs import scenario, valid_run
+
 # TCP_INFO's ca_state: the kernel's TCP_CA_Open, no loss or ECN echo being handled.
 CA_OPEN = 0
 
@@ -90,3 +92,15 @@ def growth_agrees(grew: float, expected: float) -> bool:
     these tests), and 2% more, for ACKs the kernel does not let grow the window because it
     found the flow not cwnd-limited over their window (Linux decides that once per window)."""
     return abs(grew - expected) <= 2 + 0.02 * expected
+
+
+def one_flow_with_drops(
+    cc: str, rate: str, rtt: str, window: str, drop_at: list[str], duration: str
+) -> pd.DataFrame:
+    """Flow 0's samples of a lab run: one `cc` flow limited by its socket buffers to `window`,
+    through a 300% BDP queue that takes that without a loss, losing a packet at each time
+    of `drop_at`."""
+    flow = {"cc": cc, "rtt": rtt, "window": window, "drop_at": drop_at}
+    bottleneck = {"rate": rate, "queue": "300%bdp"}
+    result = valid_run(scenario(flow=[flow], bottleneck=bottleneck, duration=duration))
+    return result.flows[result.flows.flow == 0]

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
-from kernel_windows import Reduction, avoidance_spans, growth_agrees, reductions
-from lab_runs import scenario, valid_run
+from kernel_windows import (
+    Reduction,
+    avoidance_spans,
+    growth_agrees,
+    one_flow_with_drops,
+    reductions,
+)
 
 LOW_WINDOW = 38.0
 HIGH_WINDOW = 83_000.0
@@ -67,13 +70,6 @@ def grown(w: float, packets: float) -> float:
     return w
 
 
-def run_hstcp(rate: str, rtt: str, window: str, drop_at: list[str], duration: str) -> pd.DataFrame:
-    flow = {"cc": STACK, "rtt": rtt, "window": window, "drop_at": drop_at}
-    bottleneck = {"rate": rate, "queue": "300%bdp"}
-    result = valid_run(scenario(flow=[flow], bottleneck=bottleneck, duration=duration))
-    return result.flows[result.flows.flow == 0]
-
-
 def check_reductions(found: list[Reduction], drops: int, rate_pkts_s: float) -> None:
     """Each drop, one reduction to (1 − b(w))·w of the window w the kernel had."""
     assert len(found) == drops, "\n".join(map(str, found))
@@ -98,7 +94,7 @@ def test_large_windows_give_up_b_of_rfc_3649_and_grow_by_a_per_rtt():
     # by a(w) an RTT until the drop at 11 s.
     rate_pkts_s = 100e6 / 8 / PACKET_BYTES
     drop_at = ["4.5s", "5.5s", "6.5s", "7s", "11s"]
-    flow = run_hstcp("100Mbps", "100ms", "1500pkt", drop_at, "13s")
+    flow = one_flow_with_drops(STACK, "100Mbps", "100ms", "1500pkt", drop_at, "13s")
     found = reductions(flow)
     check_reductions(found, len(drop_at), rate_pkts_s)
     # Windows above 1000 packets, where b(w) is 0.33 and less, on both sides of 2000.
@@ -119,7 +115,7 @@ def test_below_low_window_it_is_standard_tcp_and_above_it_b_shrinks():
     # packet per window, up to Low_Window and beyond.
     rate_pkts_s = 10e6 / 8 / PACKET_BYTES
     drop_at = ["3.5s", "4.5s", "4.9s", "8.5s"]
-    flow = run_hstcp("10Mbps", "40ms", "40pkt", drop_at, "10.5s")
+    flow = one_flow_with_drops(STACK, "10Mbps", "40ms", "40pkt", drop_at, "10.5s")
     found = reductions(flow)
     check_reductions(found, len(drop_at), rate_pkts_s)
     assert any(r.cwnd_before <= LOW_WINDOW for r in found), found

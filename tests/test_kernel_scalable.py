@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
-from kernel_windows import Reduction, avoidance_spans, growth_agrees, reductions
-from lab_runs import scenario, valid_run
+from kernel_windows import (
+    Reduction,
+    avoidance_spans,
+    growth_agrees,
+    one_flow_with_drops,
+    reductions,
+)
 
 A = 0.01
 B = 0.125
@@ -44,15 +47,6 @@ def grown(w: float, packets: float) -> float:
     for _ in range(round(packets)):
         w += per_packet(w)
     return w
-
-
-def run_scalable(
-    rate: str, rtt: str, window: str, drop_at: list[str], duration: str
-) -> pd.DataFrame:
-    flow = {"cc": "scalable", "rtt": rtt, "window": window, "drop_at": drop_at}
-    bottleneck = {"rate": rate, "queue": "300%bdp"}
-    result = valid_run(scenario(flow=[flow], bottleneck=bottleneck, duration=duration))
-    return result.flows[result.flows.flow == 0]
 
 
 def check_reductions(found: list[Reduction], drops: int, rate_pkts_s: float) -> None:
@@ -76,7 +70,7 @@ def test_above_low_window_one_percent_per_rtt_and_seven_eighths_on_a_loss():
     # from where it grows by 1% an RTT until a drop at 15 s.
     rate_pkts_s = 50e6 / 8 / PACKET_BYTES
     drop_at = ["5s", "5.5s", "6s", "6.5s", "7s", "7.5s", "8s", "8.5s", "9s", "15s"]
-    flow = run_scalable("50Mbps", "200ms", "1000pkt", drop_at, "17s")
+    flow = one_flow_with_drops("scalable", "50Mbps", "200ms", "1000pkt", drop_at, "17s")
     found = reductions(flow)
     check_reductions(found, len(drop_at), rate_pkts_s)
     spans = [s for s in avoidance_spans(flow, min_samples=50) if s.cwnd1 - s.cwnd0 >= 30]
@@ -96,7 +90,7 @@ def test_below_low_window_it_grows_as_standard_tcp():
     rate_pkts_s = 10e6 / 8 / PACKET_BYTES
     drop_at = ["3.5s", "3.75s", "4s", "4.25s", "4.5s", "4.75s"]
     drop_at += ["4.95s", "5.15s", "5.35s", "5.55s", "5.75s", "5.95s"]
-    flow = run_scalable("10Mbps", "40ms", "80pkt", drop_at, "10.5s")
+    flow = one_flow_with_drops("scalable", "10Mbps", "40ms", "80pkt", drop_at, "10.5s")
     found = reductions(flow)
     check_reductions(found, len(drop_at), rate_pkts_s)
     assert min(r.cwnd_before for r in found) < 60, found
