@@ -155,11 +155,21 @@ def test_a_bpf_call_the_kernel_skipped_voids_the_run():
     assert checks.skipped_calls({}) is None
 
 
-def test_an_ssthresh_no_stack_sets_voids_the_run():
+def test_an_ssthresh_no_stack_sets_voids_the_run_when_it_outlives_an_ack():
     unset, stale = float("inf"), float(0x82254425)
-    sane = pd.DataFrame({"ssthresh_pkts": [unset, 120.0, 60.0]})
+
+    def samples(ssthresh: list[float], delivered: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"flow": 0, "ssthresh_pkts": ssthresh, "delivered_pkts": delivered})
+
+    sane = samples([unset, 120.0, 60.0], [10, 20, 30])
     assert checks.unset_ssthresh([sane]).ok
-    garbage = pd.DataFrame({"ssthresh_pkts": [unset, 120.0, stale]})
-    check = checks.unset_ssthresh([sane, garbage])
+    # Seen once, then answered: the kernel's word between its call and the stack's next ACK.
+    answered = samples([unset, stale, 60.0], [10, 20, 30])
+    assert checks.unset_ssthresh([sane, answered]).ok
+    # Still there after more data was delivered: no stack replaced it.
+    kept = samples([unset, stale, stale], [10, 20, 30])
+    check = checks.unset_ssthresh([sane, kept])
     assert not check.ok
     assert check.measured == stale
+    # Still there with nothing delivered in between (a timeout's wait): no ACK to answer on.
+    assert checks.unset_ssthresh([samples([unset, stale, stale], [10, 20, 20])]).ok

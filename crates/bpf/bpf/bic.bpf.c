@@ -7,7 +7,7 @@
  * closes 1/B of the distance to W_max in whole packets, S_min = B/`smooth_part`, and the
  * probing above W_max mirrors the search. Increases are per round trip, spent per packet
  * acknowledged (RFC 3465 §2.1), so delayed ACKs change nothing. */
-#include "common.h"
+#include "loss_stack.h"
 
 PARAMS(__u64 beta_fx; __u64 max_increment_fx; __u64 low_window_fx; __u64 smooth_part_fx;
        __u64 fast_convergence; __u64 initial_ssthresh;);
@@ -16,6 +16,7 @@ PARAMS(__u64 beta_fx; __u64 max_increment_fx; __u64 low_window_fx; __u64 smooth_
 #define BIC_B 4
 
 struct bic_state {
+	struct loss_window window;
 	__u64 owed_fx; /* increase credit not yet a whole packet */
 	__u64 w_max_fx; /* where the last loss happened, after fast convergence; 0 before any */
 };
@@ -23,6 +24,11 @@ struct bic_state {
 static __always_inline struct bic_state *bic(const struct sock *sk)
 {
 	return CA_STATE(struct bic_state, sk);
+}
+
+static __always_inline struct loss_window *bic_window(const struct sock *sk)
+{
+	return &bic(sk)->window;
 }
 
 /* S_min, the increase a round next to W_max (INFOCOM 2004, binary search increase). */
@@ -83,10 +89,10 @@ void BPF_PROG(bic_init, struct sock *sk)
 	ca->w_max_fx = 0;
 	if (params.initial_ssthresh != PARAM_ABSENT)
 		tcp_sk(sk)->snd_ssthresh = params.initial_ssthresh;
+	loss_window_init(&ca->window, sk);
 }
 
-SEC("struct_ops")
-void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void bic_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bic_state *ca = bic(sk);
@@ -100,10 +106,8 @@ void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 /* A loss: W_max is where it happened, lowered by fast convergence when the flow is losing
  * ground, so that it releases bandwidth to a newcomer (INFOCOM 2004, fast convergence); the
  * window keeps β of itself, or half up to low_window, as Reno (INFOCOM 2004, low_window). */
-SEC("struct_ops")
-__u32 BPF_PROG(bic_ssthresh, struct sock *sk)
+static __always_inline __u32 bic_reduced(struct sock *sk, __u32 cwnd)
 {
-	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
 	__u64 cwnd_fx = (__u64)cwnd << FRACTION_SHIFT;
 	struct bic_state *ca = bic(sk);
 
@@ -123,16 +127,12 @@ void BPF_PROG(bic_set_state, struct sock *sk, __u8 new_state)
 		bic(sk)->w_max_fx = 0;
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bic_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
-}
+LOSS_STACK(bic)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops bic_ops = {
 	.init = (void *)bic_init,
-	.cong_avoid = (void *)bic_cong_avoid,
+	.cong_control = (void *)bic_cong_control,
 	.ssthresh = (void *)bic_ssthresh,
 	.set_state = (void *)bic_set_state,
 	.undo_cwnd = (void *)bic_undo_cwnd,

@@ -15,8 +15,6 @@
 
 PARAMS(__u64 g_fx; __u64 alpha_init_fx; __u64 abc_limit;);
 
-#define PERCENT 100
-
 struct dctcp_state {
 	struct marked_fraction fraction;
 	struct window window;
@@ -79,19 +77,6 @@ static __always_inline void answer(struct sock *sk, struct dctcp_state *state)
 		window_reduce(sk, asked, echo_answer(state, tp->prior_cwnd));
 	else if (asked != REDUCTION_NONE)
 		window_reduce(sk, asked, halved(tp));
-}
-
-/* The rate the kernel sets for a stack without cong_control (tcp_update_pacing_rate, with
- * the namespace's tcp_pacing_ss_ratio and tcp_pacing_ca_ratio): DCTCP does not pace, but
- * the rate sizes the kernel's bursts. */
-static __always_inline void kernel_pacing_rate(struct sock *sk)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	const struct net *net = sk->__sk_common.skc_net.net;
-	__u64 percent = pacing_slow_start(tp) ? net->ipv4.sysctl_tcp_pacing_ss_ratio :
-						 net->ipv4.sysctl_tcp_pacing_ca_ratio;
-
-	set_pacing_rate(sk, (percent << FRACTION_SHIFT) / PERCENT, tp->packets_out);
 }
 
 SEC("struct_ops")

@@ -10,7 +10,7 @@
  * empty queue the rule adds γα per update, at most doubling: that is FAST's slow start.
  * The window is kept in fixed point between updates, as the simulator keeps a real number,
  * and the kernel is given its whole part. */
-#include "common.h"
+#include "loss_stack.h"
 #include "round.h"
 
 PARAMS(__u64 alpha_fx; __u64 gamma_fx; __u64 update_period_rounds;);
@@ -20,6 +20,7 @@ PARAMS(__u64 alpha_fx; __u64 gamma_fx; __u64 update_period_rounds;);
 #define FAST_MIN_CWND 1U
 
 struct fast_state {
+	struct loss_window window;
 	__u64 cwnd_fx;        /* the window FAST last set, with its fraction */
 	__u64 round_sum_us;   /* RTT samples of the round in progress */
 	__u32 round_samples;
@@ -27,8 +28,13 @@ struct fast_state {
 	__u32 base_rtt_us;    /* baseRTT: the least RTT seen, the propagation delay */
 	__u32 avg_rtt_us;     /* mean RTT of the last round that had samples, 0 before one */
 	__u32 rounds;         /* rounds since the last update */
-	bool update_due;      /* this ACK ends an update period: cong_avoid updates */
+	bool update_due;      /* this ACK ends an update period: fast_grow updates */
 };
+
+static __always_inline struct loss_window *fast_window(const struct sock *sk)
+{
+	return &CA_STATE(struct fast_state, sk)->window;
+}
 
 SEC("struct_ops")
 void BPF_PROG(fast_init, struct sock *sk)
@@ -36,6 +42,7 @@ void BPF_PROG(fast_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct fast_state *state = CA_STATE(struct fast_state, sk);
 
+	loss_window_init(&state->window, sk);
 	state->cwnd_fx = (__u64)tp->snd_cwnd << FRACTION_SHIFT;
 	state->round_sum_us = 0;
 	state->round_samples = 0;
@@ -63,7 +70,7 @@ static __always_inline void fast_round_ended(struct fast_state *state)
 }
 
 /* Every ACK: its RTT sample and whether it ends a round. The update itself waits for
- * cong_avoid on the same ACK, which the kernel skips in Recovery and CWR, where the loss
+ * fast_grow on the same ACK, which loss_stack.h skips in Recovery and CWR, where the loss
  * response owns the window: an update due then is dropped, as in the simulator. */
 SEC("struct_ops")
 void BPF_PROG(fast_pkts_acked, struct sock *sk, const struct ack_sample *sample)
@@ -93,8 +100,7 @@ static __always_inline __u64 fast_next_window(const struct fast_state *state)
 	return min(2 * w, moved);
 }
 
-SEC("struct_ops")
-void BPF_PROG(fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void fast_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct fast_state *state = CA_STATE(struct fast_state, sk);
@@ -115,23 +121,18 @@ void BPF_PROG(fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 }
 
 /* A loss halves the window (the simulator's FAST, as Reno, RFC 5681 §3.1). */
-SEC("struct_ops")
-__u32 BPF_PROG(fast_ssthresh, struct sock *sk)
+static __always_inline __u32 fast_reduced(struct sock *sk, __u32 cwnd)
 {
-	return reduced(tcp_sk(sk)->snd_cwnd, FRACTION_ONE / 2);
+	return reduced(cwnd, FRACTION_ONE / 2);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(fast_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
-}
+LOSS_STACK(fast)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops fast_ops = {
 	.init = (void *)fast_init,
 	.pkts_acked = (void *)fast_pkts_acked,
-	.cong_avoid = (void *)fast_cong_avoid,
+	.cong_control = (void *)fast_cong_control,
 	.ssthresh = (void *)fast_ssthresh,
 	.undo_cwnd = (void *)fast_undo_cwnd,
 	.name = PLACEHOLDER_NAME,

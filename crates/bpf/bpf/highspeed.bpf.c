@@ -3,7 +3,7 @@
  * need log and pow, which BPF lacks: the loader (src/highspeed.rs) samples the simulator's
  * closed forms at HSTCP_ROWS windows from Low_Window to High_Window, and this program
  * interpolates between the two rows around cwnd. Slow start as RFC 5681 §3.1. */
-#include "common.h"
+#include "loss_stack.h"
 
 /* src/highspeed.rs: ROWS. */
 #define HSTCP_ROWS 64
@@ -21,8 +21,19 @@ struct hstcp_row {
 PARAMS(__u64 per_ack; struct hstcp_row rows[HSTCP_ROWS];);
 
 struct hstcp_state {
+	struct loss_window window;
 	__u64 owed_fx; /* additive-increase credit not yet a whole packet */
 };
+
+static __always_inline struct hstcp_state *hstcp(const struct sock *sk)
+{
+	return CA_STATE(struct hstcp_state, sk);
+}
+
+static __always_inline struct loss_window *hstcp_window(const struct sock *sk)
+{
+	return &hstcp(sk)->window;
+}
 
 struct hstcp_aimd {
 	__u64 a_fx;
@@ -78,16 +89,15 @@ static __always_inline struct hstcp_aimd hstcp_aimd_at(__u32 cwnd)
 SEC("struct_ops")
 void BPF_PROG(hstcp_init, struct sock *sk)
 {
-	CA_STATE(struct hstcp_state, sk)->owed_fx = 0;
+	loss_window_init(hstcp_window(sk), sk);
+	hstcp(sk)->owed_fx = 0;
 }
 
-SEC("struct_ops")
-void BPF_PROG(hstcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void hstcp_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct hstcp_state *state = CA_STATE(struct hstcp_state, sk);
 
-	if (!cwnd_limited(sk) || !acked)
+	if (!cwnd_limited(sk))
 		return;
 	/* Slow start takes the whole ACK: what is left once it reaches ssthresh is not carried
 	 * into congestion avoidance, as in the simulator's HighSpeed. */
@@ -96,29 +106,22 @@ void BPF_PROG(hstcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		return;
 	}
 	/* RFC 3649 §5: w += a(w)/w per ACK; `per_ack` off credits each packet acknowledged. */
-	grow_by(tp, &state->owed_fx,
+	grow_by(tp, &hstcp(sk)->owed_fx,
 		(params.per_ack ? 1 : acked) * hstcp_aimd_at(tp->snd_cwnd).a_fx);
 }
 
 /* RFC 3649 §5: w = (1 − b(w))·w on a congestion event. */
-SEC("struct_ops")
-__u32 BPF_PROG(hstcp_ssthresh, struct sock *sk)
+static __always_inline __u32 hstcp_reduced(struct sock *sk, __u32 cwnd)
 {
-	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
-
 	return reduced(cwnd, FRACTION_ONE - hstcp_aimd_at(cwnd).b_fx);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(hstcp_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
-}
+LOSS_STACK(hstcp)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops hstcp_ops = {
 	.init = (void *)hstcp_init,
-	.cong_avoid = (void *)hstcp_cong_avoid,
+	.cong_control = (void *)hstcp_cong_control,
 	.ssthresh = (void *)hstcp_ssthresh,
 	.undo_cwnd = (void *)hstcp_undo_cwnd,
 	.name = PLACEHOLDER_NAME,

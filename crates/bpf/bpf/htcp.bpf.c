@@ -5,7 +5,7 @@
  * Every rule means what the simulator's crates/sim/src/cc/htcp.rs makes of it, so one scenario
  * runs the same algorithm in both worlds; where the simulator adds a rule of its own (how RTTs
  * and throughput are measured, when adaptive β is first used), the comment says so. */
-#include "common.h"
+#include "loss_stack.h"
 
 PARAMS(__u64 beta_adaptive; __u64 rtt_scaling; __u64 bandwidth_switch; __u64 alpha_quadratic_fx;);
 
@@ -51,6 +51,7 @@ PARAMS(__u64 beta_adaptive; __u64 rtt_scaling; __u64 bandwidth_switch; __u64 alp
 #define HTCP_RATE_SHIFT 8
 
 struct htcp_state {
+	struct loss_window window;
 	__u64 owed_fx; /* additive-increase credit not yet a whole packet */
 	__u64 last_congestion_us; /* where Δ starts */
 	__u64 rate_since_us; /* start of the current throughput sample */
@@ -69,11 +70,6 @@ struct htcp_state {
 static __always_inline struct htcp_state *htcp(const struct sock *sk)
 {
 	return CA_STATE(struct htcp_state, sk);
-}
-
-static __always_inline __u8 htcp_ca_state(const struct sock *sk)
-{
-	return BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
 }
 
 static __always_inline __u64 htcp_since_congestion_us(const struct htcp_state *ca, __u64 now_us)
@@ -129,7 +125,7 @@ static __always_inline void htcp_rtt_sample(struct htcp_state *ca, __u32 rtt_us,
 static __always_inline void htcp_measure_throughput(struct sock *sk, struct htcp_state *ca,
 						    __u32 acked, __u64 now_us)
 {
-	__u8 state = htcp_ca_state(sk);
+	__u8 state = ca_state(sk);
 	__u64 window_fx = (__u64)tcp_sk(sk)->snd_cwnd << FRACTION_SHIFT;
 	__u64 needed_fx = window_fx - min(window_fx, max(htcp_alpha(ca, now_us), FRACTION_ONE));
 	__u64 elapsed_us, sample;
@@ -206,6 +202,7 @@ void BPF_PROG(htcp_init, struct sock *sk)
 	struct htcp_state *ca = htcp(sk);
 
 	__builtin_memset(ca, 0, sizeof(*ca));
+	loss_window_init(&ca->window, sk);
 	ca->last_congestion_us = tcp_sk(sk)->tcp_mstamp;
 	ca->min_rtt_us = HTCP_RTT_UNKNOWN;
 	ca->beta_fx = HTCP_BETA_MIN_FX;
@@ -218,15 +215,14 @@ void BPF_PROG(htcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	__u64 now_us = tcp_sk(sk)->tcp_mstamp;
 
 	if (sample->rtt_us > 0)
-		htcp_rtt_sample(ca, sample->rtt_us, htcp_ca_state(sk) == TCP_CA_Open);
+		htcp_rtt_sample(ca, sample->rtt_us, ca_state(sk) == TCP_CA_Open);
 	if (params.bandwidth_switch)
 		htcp_measure_throughput(sk, ca, sample->pkts_acked, now_us);
 }
 
 /* Slow start as RFC 5681 §3.1; then cwnd += α/cwnd per packet acknowledged, α packets a
  * window (PFLDnet 2004; the draft's increase function). */
-SEC("struct_ops")
-void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void htcp_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct htcp_state *ca = htcp(sk);
@@ -238,38 +234,37 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 }
 
 /* A congestion event: cwnd × β, and Δ restarts (PFLDnet 2004). */
-SEC("struct_ops")
-__u32 BPF_PROG(htcp_ssthresh, struct sock *sk)
+static __always_inline __u32 htcp_reduced(struct sock *sk, __u32 cwnd)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	struct htcp_state *ca = htcp(sk);
 
 	ca->beta_fx = htcp_next_beta(ca);
 	htcp_fade_max_rtt(ca);
-	ca->last_congestion_us = tp->tcp_mstamp;
-	return reduced(tp->snd_cwnd, ca->beta_fx);
+	ca->last_congestion_us = tcp_sk(sk)->tcp_mstamp;
+	return reduced(cwnd, ca->beta_fx);
 }
+
+static __always_inline struct loss_window *htcp_window(const struct sock *sk)
+{
+	return &htcp(sk)->window;
+}
+
+LOSS_STACK(htcp)
 
 /* The simulator counts Δ from the end of a window reduction as well: the congestion event
  * lasts until its recovery is over. The kernel calls this before it changes the state. */
 SEC("struct_ops")
 void BPF_PROG(htcp_set_state, struct sock *sk, __u8 new_state)
 {
-	if (htcp_ca_state(sk) >= TCP_CA_CWR && new_state <= TCP_CA_Disorder)
+	if (ca_state(sk) >= TCP_CA_CWR && new_state <= TCP_CA_Disorder)
 		htcp(sk)->last_congestion_us = tcp_sk(sk)->tcp_mstamp;
-}
-
-SEC("struct_ops")
-__u32 BPF_PROG(htcp_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
 }
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops htcp_ops = {
 	.init = (void *)htcp_init,
 	.pkts_acked = (void *)htcp_pkts_acked,
-	.cong_avoid = (void *)htcp_cong_avoid,
+	.cong_control = (void *)htcp_cong_control,
 	.ssthresh = (void *)htcp_ssthresh,
 	.set_state = (void *)htcp_set_state,
 	.undo_cwnd = (void *)htcp_undo_cwnd,

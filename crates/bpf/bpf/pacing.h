@@ -8,6 +8,7 @@
 #include "common.h"
 
 #define USEC_PER_SEC 1000000ULL
+#define PERCENT 100
 
 static __always_inline void set_pacing_rate(struct sock *sk, __u64 ratio_fx, __u32 in_flight)
 {
@@ -27,6 +28,19 @@ static __always_inline void set_pacing_rate(struct sock *sk, __u64 ratio_fx, __u
 static __always_inline bool pacing_slow_start(const struct tcp_sock *tp)
 {
 	return tp->snd_cwnd < tp->snd_ssthresh / 2;
+}
+
+/* The rate the kernel sets for a stack without cong_control (tcp_update_pacing_rate, with
+ * the namespace's tcp_pacing_ss_ratio and tcp_pacing_ca_ratio): such a stack does not pace,
+ * but the rate sizes the kernel's bursts. */
+static __always_inline void kernel_pacing_rate(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	const struct net *net = sk->__sk_common.skc_net.net;
+	__u64 percent = pacing_slow_start(tp) ? net->ipv4.sysctl_tcp_pacing_ss_ratio :
+						 net->ipv4.sysctl_tcp_pacing_ca_ratio;
+
+	set_pacing_rate(sk, (percent << FRACTION_SHIFT) / PERCENT, tp->packets_out);
 }
 
 #endif

@@ -7,7 +7,7 @@
  * SACKed ones included (crates/sim/src/tcp/rate.rs); without losses the two are the same
  * rounds, and with losses Vegas does not use them (it runs only in the Open state).
  *
- * The kernel calls pkts_acked, where rounds are counted, before cong_avoid on the same ACK
+ * The kernel calls pkts_acked, where rounds are counted, before cong_control on the same ACK
  * (net/ipv4/tcp_input.c: tcp_clean_rtx_queue, then tcp_cong_control), and with snd_una
  * already moved to the ACK's sequence. */
 #ifndef TCPEVAL_ROUND_H

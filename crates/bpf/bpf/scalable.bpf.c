@@ -3,18 +3,30 @@
  * the same number of RTTs at every window. Below `low_window` it grows as Reno (RFC 5681
  * §3.1); slow start and ACK counting as RFC 5681 §3.1 and RFC 3465. The parameters and the
  * decrease at every window are the simulator's (crates/sim/src/cc/scalable.rs). */
-#include "common.h"
+#include "loss_stack.h"
 
 PARAMS(__u64 a_fx; __u64 b_fx; __u64 low_window;);
 
 struct scalable_state {
+	struct loss_window window;
 	__u64 owed_fx; /* increase credit not yet a whole packet */
 };
+
+static __always_inline struct scalable_state *scalable(const struct sock *sk)
+{
+	return CA_STATE(struct scalable_state, sk);
+}
+
+static __always_inline struct loss_window *scalable_window(const struct sock *sk)
+{
+	return &scalable(sk)->window;
+}
 
 SEC("struct_ops")
 void BPF_PROG(scalable_init, struct sock *sk)
 {
-	CA_STATE(struct scalable_state, sk)->owed_fx = 0;
+	loss_window_init(scalable_window(sk), sk);
+	scalable(sk)->owed_fx = 0;
 }
 
 /* Credit for `acked` packets in grow_by's units (a window's worth adds one packet). */
@@ -27,36 +39,29 @@ static __always_inline __u64 scalable_credit(const struct tcp_sock *tp, __u32 ac
 	return (__u64)acked * params.a_fx * tp->snd_cwnd;
 }
 
-SEC("struct_ops")
-void BPF_PROG(scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void scalable_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct scalable_state *state = CA_STATE(struct scalable_state, sk);
 
 	acked = growth_credit(sk, acked, acked);
 	if (!acked)
 		return;
-	grow_by(tp, &state->owed_fx, scalable_credit(tp, acked));
+	grow_by(tp, &scalable(sk)->owed_fx, scalable_credit(tp, acked));
 }
 
 /* Kelly 2003 §2: cwnd − ⌈b·cwnd⌉ on a congestion event, which is (1 − b)·cwnd truncated;
  * at every window, as the simulator's. */
-SEC("struct_ops")
-__u32 BPF_PROG(scalable_ssthresh, struct sock *sk)
+static __always_inline __u32 scalable_reduced(struct sock *sk, __u32 cwnd)
 {
-	return reduced(tcp_sk(sk)->snd_cwnd, FRACTION_ONE - params.b_fx);
+	return reduced(cwnd, FRACTION_ONE - params.b_fx);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(scalable_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
-}
+LOSS_STACK(scalable)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops scalable_ops = {
 	.init = (void *)scalable_init,
-	.cong_avoid = (void *)scalable_cong_avoid,
+	.cong_control = (void *)scalable_cong_control,
 	.ssthresh = (void *)scalable_ssthresh,
 	.undo_cwnd = (void *)scalable_undo_cwnd,
 	.name = PLACEHOLDER_NAME,

@@ -7,7 +7,7 @@
  * fewer than α, the window grows a packet in the next round; more than β, it shrinks one;
  * in between it holds. In slow start (§III-C) the same estimate above γ ends slow start.
  * Where the simulator's reading departs from the paper's text, the comment says so. */
-#include "common.h"
+#include "loss_stack.h"
 #include "round.h"
 
 PARAMS(__u64 alpha_fx; __u64 beta_fx; __u64 gamma_fx;);
@@ -20,15 +20,21 @@ PARAMS(__u64 alpha_fx; __u64 beta_fx; __u64 gamma_fx;);
 #define VEGAS_NO_RTT ((__u32)~0U)
 
 struct vegas_state {
+	struct loss_window window;
 	__u64 owed_fx;        /* Reno's additive-increase credit not yet a whole packet */
 	__u32 base_rtt_us;    /* BaseRTT: the least RTT seen (§III-B) */
 	__u32 round_min_us;   /* least RTT of the round in progress */
 	__u32 round_samples;  /* RTT samples in the round in progress */
 	__u32 round_end_seq;  /* round.h */
-	__u32 ended_min_us;   /* the round this ACK ended, for cong_avoid on the same ACK */
+	__u32 ended_min_us;   /* the round this ACK ended, for vegas_grow on the same ACK */
 	__u32 ended_samples;
 	bool ended;           /* this ACK ended a round */
 };
+
+static __always_inline struct loss_window *vegas_window(const struct sock *sk)
+{
+	return &CA_STATE(struct vegas_state, sk)->window;
+}
 
 static __always_inline bool vegas_open(const struct sock *sk)
 {
@@ -56,6 +62,7 @@ void BPF_PROG(vegas_init, struct sock *sk)
 {
 	struct vegas_state *state = CA_STATE(struct vegas_state, sk);
 
+	loss_window_init(&state->window, sk);
 	state->owed_fx = 0;
 	state->ended = false;
 	vegas_reset(state);
@@ -135,8 +142,7 @@ void BPF_PROG(vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample
 	}
 }
 
-SEC("struct_ops")
-void BPF_PROG(vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+static __always_inline void vegas_grow(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct vegas_state *state = CA_STATE(struct vegas_state, sk);
@@ -165,23 +171,18 @@ void BPF_PROG(vegas_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 /* A loss: §III-A changes how a loss is detected (the kernel's detection runs here) and
  * reduces the window once per loss episode, as the kernel's recovery does; by how much is
  * the simulator's choice, half, as Reno (RFC 5681 §3.1). */
-SEC("struct_ops")
-__u32 BPF_PROG(vegas_ssthresh, struct sock *sk)
+static __always_inline __u32 vegas_reduced(struct sock *sk, __u32 cwnd)
 {
-	return reduced(tcp_sk(sk)->snd_cwnd, FRACTION_ONE / 2);
+	return reduced(cwnd, FRACTION_ONE / 2);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(vegas_undo_cwnd, struct sock *sk)
-{
-	return window_before_reduction(sk);
-}
+LOSS_STACK(vegas)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops vegas_ops = {
 	.init = (void *)vegas_init,
 	.pkts_acked = (void *)vegas_pkts_acked,
-	.cong_avoid = (void *)vegas_cong_avoid,
+	.cong_control = (void *)vegas_cong_control,
 	.cwnd_event = (void *)vegas_cwnd_event,
 	.ssthresh = (void *)vegas_ssthresh,
 	.undo_cwnd = (void *)vegas_undo_cwnd,

@@ -3,12 +3,13 @@
  *
  * The kernel starts a reduction by recording the window it starts from (prior_cwnd) and
  * where the episode ends (high_seq), and asks the ssthresh op (tcp_init_cwnd_reduction,
- * tcp_enter_loss); with cong_control it then leaves cwnd alone. The value the ssthresh op
- * returns is not trusted: the kernel skips a call of a program already running on that CPU
- * (its trampoline's recursion guard) and the caller reads a stale stack word instead (here
- * 0x82254425, seen with aimd too), which the kernel's rate-halving turned into a cwnd of
- * hundreds of millions. The lab voids such a run, but the stack must not act on the word:
- * it recognises a reduction from the kernel's bookkeeping and answers it from prior_cwnd. */
+ * tcp_enter_loss); with cong_control it then leaves cwnd alone. What that call returns is not
+ * trusted: on this kernel it now and then does not run the program (nor set_state's on the
+ * same ACK; no recursion miss is counted) and the caller reads a stale stack word instead,
+ * 0x82254425 here: the low half of srso_return_thunk+5, the return address the SRSO
+ * mitigation's thunk leaves below the stack pointer. Left to the kernel's rate reduction,
+ * that word became a cwnd of hundreds of millions. So the stack recognises a reduction from
+ * the kernel's bookkeeping and answers it itself; undo_cwnd's word is bounded the same way. */
 #ifndef TCPEVAL_WINDOW_H
 #define TCPEVAL_WINDOW_H
 

@@ -19,11 +19,11 @@ Tolerances (docs/lab.md, "The self-check"):
   means the senders were told of congestion other than the path's;
 - no reordering seen by any sender (TCP_INFO `reord_seen`);
 - every setting read back as asked (sysctls, the algorithm each socket got, the MSS);
-- no call of a BPF stack's program skipped by the kernel (its trampoline's recursion guard
-  skips a program already running on that CPU, and the caller then reads a return value the
-  program never gave: an ssthresh of a stale word once made PRR raise cwnd to ~1e9): zero;
-- no socket's ssthresh above Linux's "not yet set" (2^31 − 1), which no stack sets: that
-  stale word seen from TCP_INFO, whatever skipped the program.
+- no call of a BPF stack's program the kernel counts as skipped (its trampoline's recursion
+  guard skips a program already running on that CPU): zero;
+- no socket's ssthresh above Linux's "not yet set" (2^31 − 1), which no stack sets: the
+  stale word the kernel's ssthresh call returns when it does not run the program (docs/lab.md
+  "BPF stacks"), left in place.
 """
 
 from __future__ import annotations
@@ -184,14 +184,25 @@ def skipped_calls(programs: dict[str, dict[str, dict[str, int]]]) -> Check | Non
 
 
 def unset_ssthresh(frames: list[pd.DataFrame]) -> Check:
-    """No socket's ssthresh above Linux's "not yet set" (2^31 − 1): no stack sets one, and
-    the kernel's call of a BPF stack's ssthresh has been seen to return such a word without
-    running the program (docs/lab.md), from which the window grows to ~1e9."""
-    finite = [f["ssthresh_pkts"].replace(math.inf, 0).max() for f in frames if len(f)]
-    highest = float(max(finite, default=0))
+    """No socket's ssthresh above Linux's "not yet set" (2^31 − 1) across an ACK that delivered
+    data: no stack sets one, but the kernel's ssthresh call puts such a stale word in place
+    when it does not run the program (docs/lab.md "BPF stacks"), and a BPF stack replaces it
+    on the next ACK. Two samples in a row holding it with data delivered between them mean a
+    stack left it there, and its window would follow it to ~1e9."""
+    flows = [flow for frame in frames if len(frame) for _, flow in frame.groupby("flow")]
+    kept = [_stale_kept(flow) for flow in flows]
+    highest = float(max(kept, default=0))
     ok = highest <= UNSET_SSTHRESH_PKTS
-    tolerance = f"≤ {UNSET_SSTHRESH_PKTS}"
+    tolerance = f"≤ {UNSET_SSTHRESH_PKTS} across a delivering ACK"
     return Check("ssthresh no stack set", ok, highest if not ok else 0, 0, tolerance)
+
+
+def _stale_kept(flow: pd.DataFrame) -> float:
+    """The highest stale ssthresh one flow's samples show held across delivered data."""
+    stale = flow["ssthresh_pkts"].replace(math.inf, 0) > UNSET_SSTHRESH_PKTS
+    delivered = flow["delivered_pkts"].diff() > 0
+    held = stale & stale.shift(fill_value=False) & delivered
+    return float(flow.loc[held, "ssthresh_pkts"].max()) if held.any() else 0.0
 
 
 def verdict(checks: list[Check]) -> tuple[bool, str | None, list[dict[str, Any]]]:
