@@ -37,11 +37,34 @@ static __always_inline void loss_window_init(struct loss_window *lw, const struc
 	lw->answer = 0;
 }
 
+/* A function, not max(): the stack's answer may update its state and must run once. */
+static __always_inline __u32 floored_ssthresh(__u32 ssthresh)
+{
+	return max(ssthresh, MIN_SSTHRESH_PKTS);
+}
+
 static __always_inline bool in_window_reduction(const struct sock *sk)
 {
 	__u8 state = ca_state(sk);
 
 	return state == TCP_CA_CWR || state == TCP_CA_Recovery;
+}
+
+/* The reduction the kernel started since the last ACK, if it set a new ssthresh: through
+ * the stack's ssthresh op (its answer is waiting) or with a stale word where the program did
+ * not run (the kernel's value moved without an answer). The kernel also moves into Recovery
+ * from CWR, and times out again in Loss, without a new ssthresh: the episode goes on, as for
+ * the kernel's own stacks. */
+static __always_inline bool loss_window_reduced(struct loss_window *lw, struct sock *sk,
+						__u32 delivered)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool kept = tp->snd_ssthresh == lw->window.ssthresh;
+
+	if (window_reduction(&lw->window, sk) == REDUCTION_NONE || (!lw->answer && kept))
+		return false;
+	prr_start(&lw->prr, tp, delivered);
+	return true;
 }
 
 #define LOSS_STACK(stack)                                                                  \
@@ -53,16 +76,12 @@ static __always_inline bool in_window_reduction(const struct sock *sk)
 		struct tcp_sock *tp = tcp_sk(sk);                                           \
 		__u32 delivered = rs->acked_sacked > 0 ? rs->acked_sacked : 0;              \
 		bool una_advanced = tp->snd_una != lw->snd_una;                             \
-		enum reduction asked;                                                       \
                                                                                             \
 		lw->snd_una = tp->snd_una;                                                  \
 		window_guard(&lw->window, sk);                                              \
-		asked = window_reduction(&lw->window, sk);                                  \
-		if (asked != REDUCTION_NONE) {                                              \
+		if (loss_window_reduced(lw, sk, delivered))                                 \
 			tp->snd_ssthresh = lw->answer ? lw->answer :                        \
-				max(stack##_reduced(sk, tp->prior_cwnd), MIN_SSTHRESH_PKTS); \
-			prr_start(&lw->prr, tp, delivered);                                 \
-		}                                                                           \
+				floored_ssthresh(stack##_reduced(sk, tp->prior_cwnd));      \
 		lw->answer = 0;                                                             \
 		if (in_window_reduction(sk))                                                \
 			prr_ack(&lw->prr, tp, delivered, una_advanced && !rs->losses);      \
@@ -77,7 +96,7 @@ static __always_inline bool in_window_reduction(const struct sock *sk)
 	{                                                                                   \
 		struct loss_window *lw = stack##_window(sk);                                \
                                                                                             \
-		lw->answer = max(stack##_reduced(sk, tcp_sk(sk)->snd_cwnd), MIN_SSTHRESH_PKTS); \
+		lw->answer = floored_ssthresh(stack##_reduced(sk, tcp_sk(sk)->snd_cwnd));   \
 		return lw->answer;                                                          \
 	}                                                                                   \
                                                                                             \
