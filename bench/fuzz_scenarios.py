@@ -10,8 +10,8 @@ longer than --time-limit is stopped as Ctrl-C would stop it. A worker that dies 
 cap reached outside the budget) costs its case the class `abort`; one silent for the time
 limit plus a minute is killed and its case counted as `hang`. `--for` stops handing out cases
 after that many seconds (a shared machine), and the counts are of the cases done. Prints the
-counts per class and the first few cases of every bad class; the goal is zero in each (issue
-17). Asserts nothing.
+counts per class and the first few cases of every bad class; the goal is zero in each
+bad class. Asserts nothing.
 """
 
 from __future__ import annotations

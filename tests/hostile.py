@@ -4,7 +4,7 @@ mistyped ones, keys added or removed, and now and then a table nested thousands 
 
 The one mutation engine of tests/test_fuzz.py (hypothesis draws its seeds) and
 bench/fuzz_scenarios.py (10^5 cases); `classify` sorts what `tcpeval sim` did with a case
-into the classes of issue 17.
+into the outcome classes below.
 """
 
 from __future__ import annotations

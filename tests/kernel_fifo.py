@@ -1,5 +1,5 @@
 """How Linux's pfifo and bfifo count a queue of mixed packet sizes: evidence for what a
-byte- or packet-counted bottleneck means (issue 16; docs/contract.md, "How a queue counts").
+byte- or packet-counted bottleneck means (docs/contract.md, "How a queue counts").
 
 A burst of Ethernet frames of two sizes (9014 and 3014 bytes: 9000- and 3000-byte IP
 packets) is sent through a packet socket into a veth whose root is an htb class at 1 kbit/s

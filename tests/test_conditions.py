@@ -1,5 +1,5 @@
-"""Network and host conditions (issue 4): the scenario keys and their resolution into the
-version 2 contract. Pure Python: nothing here runs the simulator."""
+"""Network and host conditions: the scenario keys and their resolution into the resolved
+scenario (docs/contract.md, "Conditions"). Pure Python: nothing here runs the simulator."""
 
 from __future__ import annotations
 

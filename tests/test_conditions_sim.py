@@ -1,4 +1,4 @@
-"""Network and host conditions (issue 4) run through the simulator: each condition has the
+"""Network and host conditions run through the simulator: each condition has the
 effect it should, and the result carries what the contract adds (links, sources, transfers,
 exchanges, the pcap capture)."""
 

@@ -1,4 +1,4 @@
-"""Hostile scenarios, generated (issue 17): `tcpeval sim` either runs one or refuses it with
+"""Hostile scenarios, generated: `tcpeval sim` either runs one or refuses it with
 one line naming a real field (exit 2) — never a traceback, an abort, a hang, the core's
 JSON, nonsense run as if it were fine, or memory beyond the budget it is given.
 bench/fuzz_scenarios.py runs the same engine on 10^5 cases in capped worker processes and

@@ -1,4 +1,4 @@
-"""Hostile input (issue 17): every bad value is one line on stderr naming the user's field and
+"""Hostile input: every bad value is one line on stderr naming the user's field and
 the value, exit code 2 — never a traceback, an overflow, minutes of parsing, the core's JSON, or
 nonsense run as if it were fine."""
 
@@ -17,7 +17,7 @@ from tcpeval.cli import app
 from tcpeval.scenario import ScenarioError, load_scenario
 from tcpeval.units import parse_buffer, parse_duration, parse_rate, parse_size
 
-# The issue's base: 1 s, 10 Mb/s, 50 packets, one Reno flow at 20 ms.
+# The base scenario: 1 s, 10 Mb/s, 50 packets, one Reno flow at 20 ms.
 BASE_TOML = """\
 duration = "1s"
 [bottleneck]

@@ -1,4 +1,4 @@
-"""The measurement window (issue 18, item 1): chosen in the scenario or with --measure, honoured
+"""The measurement window: chosen in the scenario or with --measure, honoured
 by every backend's summary, recorded with the tool's version and the scenario's hash; the whole
 run's figures stay beside the window's."""
 

@@ -16,7 +16,7 @@ RTT_S = 0.1
 def test_the_response_measure_is_reno_s_long_run_window_as_mathis_predicts() -> None:
     # The response suite's path at p = 1e-6: slow start overshoots far above Mathis' window
     # (1225 packets) and takes minutes to come down, so the whole run's average is 1.8 times
-    # the model; the second half is within the ±20% the issue allows for Mathis.
+    # the model; the second half is within the ±20% allowed for Mathis.
     p = 1e-6
     result = simulate(
         {

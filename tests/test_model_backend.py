@@ -18,7 +18,7 @@ from tcpeval.result import ALGORITHM_COLUMN, FLOW_COLUMNS, LINK_COLUMNS
 from tcpeval.scenario import ScenarioError, load_scenario
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-MODEL_VS_SIM = 0.2  # the tolerance: the models within ±20% of the simulator
+MODEL_VS_SIM = 0.2  # the models must be within ±20% of the simulator
 
 
 def _ratio(comparison: Comparison, figure: str) -> float:

@@ -1,5 +1,5 @@
 """How a queue counts (`queue_counts`, scenario/queue.py): resolved, stated in every result,
-and what it does to the MTU case of the studies (issue 16)."""
+and what it does to the MTU case of the studies."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_counting_packets_gives_jumbo_frames_the_larger_share(queue: str) -> Non
     # So the jumbo flow's share must be larger under packet counting. Measured on the RFC
     # sender (600 s, second half): 20%bdp 7.84 against 2.55, 100%bdp 6.04 against 2.67. The
     # margin asserted, 1.2x, is the ordering with room for noise, not a match to the seeds'
-    # 1.91 (their sender was Linux 2.4; ours is being changed, issue 16).
+    # 1.91 (their sender was Linux 2.4).
     by_packets = goodput_ratio(queue, "packets")
     by_bytes = goodput_ratio(queue, "bytes")
     assert by_packets > 1.0

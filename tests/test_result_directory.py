@@ -1,4 +1,4 @@
-"""What `--out` may replace (issue 17, defect 1): only a directory tcpeval marked as its result,
+"""What `--out` may replace: only a directory tcpeval marked as its result,
 written whole and swapped in, honouring the umask, leaving no staging behind for long."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""What a simulation may take and how it can be watched and stopped (issue 17, defects 2 and
-11): memory estimated before the run and refused above the budget, naming the key; finished
-flows cost no samples; windows bounded by the path; an allocation failure in the core is a
-MemoryError; progress is visible and Ctrl-C stops the core cleanly."""
+"""What a simulation may take and how it can be watched and stopped: memory estimated
+before the run and refused above the budget, naming the key; finished flows cost no samples;
+windows bounded by the path; an allocation failure in the core is a MemoryError; progress is
+visible and Ctrl-C stops the core cleanly."""
 
 from __future__ import annotations
 

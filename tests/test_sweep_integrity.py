@@ -1,4 +1,4 @@
-"""What a sweep resumes and what it shares (issue 17, defects 9 and 10): a run counts as done
+"""What a sweep resumes and what it shares: a run counts as done
 only when its manifest checks out; damaged runs are re-run and counted, and left out (named) by
 `load` and `report`; one sweep at a time per directory; workers die with their sweep."""
 

@@ -2,8 +2,8 @@
 //! goodput = MSS/RTT · C/sqrt(p), C = sqrt(3/(2b)) where the window grows by 1/b packet per
 //! round trip (docs/methodology.md §4). b = 1 with an ACK per packet, or with delayed ACKs when
 //! the sender counts packets acknowledged (ABC, Reno's default, as Linux); b = 2 with delayed
-//! ACKs counted per ACK (RFC 5681 as written, `abc = false`). Tolerance ±20%, as the issue
-//! states.
+//! ACKs counted per ACK (RFC 5681 as written, `abc = false`). Tolerance ±20%, the
+//! project's tolerance for the models against the simulator.
 
 mod common;
 use common::*;
