@@ -65,6 +65,8 @@ class _Discipline(Strict):
 
 
 class DropTail(_Discipline):
+    """Drop-tail: an arrival that finds the queue full is dropped. No parameters."""
+
     name: Literal["droptail"] = Field(description="Drop arrivals at a full queue.")
 
     def resolved(self, at: AqmContext) -> dict[str, Any]:
@@ -284,7 +286,8 @@ class FqCodel(_Discipline):
 class DualPi2(_Discipline):
     """DualPI2 (RFC 9332): an L queue for L4S traffic (ECT(1) and CE) with a shallow step
     marker, a classic queue under a PI2 controller, the two coupled (p_CL = k·p', p_C = p'²)
-    and served by a time-shifted FIFO. Defaults as `tc dualpi2`."""
+    and served by a time-shifted FIFO. Defaults as `tc dualpi2`. The summary gives each queue's
+    sojourn (`bottleneck.sojourns`: `l`, `c`)."""
 
     name: Literal["dualpi2"]
     target: PositiveTime = Field(

@@ -1,7 +1,9 @@
 """Host profiles: what a sending host's TCP does beyond its congestion control.
 
-A profile (`flow.host`) is a named set of defaults for the switches below; a [[flow]] table
-may set any of them itself. The simulator's sender reads the resolved switches
+A profile (`flow.host`) is a named set of defaults for the host's switches, the [[flow]] keys
+`window_reduction`, `loss_detection`, `lost_retransmission`, `tail_loss_probe`, `undo`,
+`timestamps`, `rto_in_recovery`, `sack_compression`, `initial_cwnd` and `tso`; a [[flow]]
+table may set any of them itself. The simulator's sender reads the resolved switches
 (crates/sim/src/tcp/host.rs); `summary.json` records them with the scenario, and
 `tcpeval hosts` prints this table.
 

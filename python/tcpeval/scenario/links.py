@@ -36,7 +36,7 @@ POLICER_MIN_BURST_PKTS = 10
 class GilbertElliott(Strict):
     """Bursty loss: a good and a bad state, each with its own loss probability."""
 
-    model: Literal["gilbert_elliott"]
+    model: Literal["gilbert_elliott"] = Field(description="'gilbert_elliott'. Required.")
     p: Probability = Field(description="Per-packet probability of going from good to bad.")
     r: UnitInterval = Field(description="Per-packet probability of going from bad to good.")
     loss_good: Probability = Field(default=0.0, description="Loss in the good state.")
@@ -88,37 +88,51 @@ class Link(Strict):
     )
     queue: BufferField = Field(
         default=parse_buffer("100%bdp"),
-        description="Buffer: packets ('100pkt'), bytes ('1.5MB') or a share of the BDP at the "
-        "largest base RTT of the flows crossing the link ('20%bdp'). Default: 100%bdp.",
+        description="Buffer, counting the packet being sent: packets ('100pkt'), bytes "
+        "('1.5MB', at least one packet) or a share of the BDP at the largest base RTT of the "
+        "flows crossing the link ('20%bdp', rounded to whole packets of the largest size "
+        "crossing the link, at least one). Default: 100%bdp.",
     )
     queue_counts: QueueCounts | None = Field(
         default=None,
         description="How the buffer counts packets of mixed sizes: 'packets' (as Linux's "
-        "pfifo) or 'bytes' (bfifo, routers' memory). Default: as the queue is written, "
-        "packets for 'pkt', bytes for a size or '%bdp' (scenario/queue.py).",
+        "pfifo) or 'bytes' (bfifo, routers' memory); a limit written in the other unit "
+        "converts at the largest packet crossing the link (see How a queue counts). Default: "
+        "as the queue is written, packets for 'pkt', bytes for a size or '%bdp'.",
     )
     aqm: Aqm = Field(
         default=DropTail(name="droptail"),
-        description=f"One of {', '.join(AQM_NAMES)}, or a table with name and parameters.",
+        description=f"Queue discipline: one of {', '.join(AQM_NAMES)}, or a table with name "
+        "and parameters (tc's names and defaults). An ECN-capable packet is marked CE where the "
+        "discipline would drop it only with the discipline's ecn = true; past the queue's limit "
+        "every discipline drops. Default: droptail.",
     )
     loss: Loss = Field(
         default=0.0,
-        description="Random loss of data: a probability in [0, 1) or a Gilbert-Elliott table.",
+        description="Random loss of data packets: a probability in [0, 1) or a "
+        "Gilbert-Elliott table. Default: 0.0.",
     )
     ack_loss: Loss = Field(
-        default=0.0, description="Loss in the reverse direction (ACKs), same forms as loss."
+        default=0.0,
+        description="Loss in the reverse direction (ACKs, reverse traffic), same forms as "
+        "loss. Default: 0.0.",
     )
     policer: Policer | None = Field(
         default=None,
         description="A token-bucket policer before the queue: { rate = '20Mbps', burst = "
-        "'64KB' }. Default: none.",
+        "'64KB' }; packets beyond the rate and the burst are dropped (policer_drops), not "
+        "queued. Default: none.",
     )
 
 
 class NamedLink(Link):
     """A [[link]] table: a link of a multi-bottleneck topology."""
 
-    name: str = Field(min_length=1, description="Unique name, used in routes. Required.")
+    name: str = Field(
+        min_length=1,
+        description="Unique name, used in routes ([[link]] only: [bottleneck] is named "
+        "'bottleneck'). Required.",
+    )
 
 
 def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[str, Any]:

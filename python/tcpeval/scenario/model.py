@@ -29,6 +29,10 @@ DEFAULT_PACKET_BYTES = 1500  # counts a queue in bytes when nothing crosses the 
 
 
 class Scenario(Strict):
+    """A scenario file's top level. Flow groups are numbered table by table, the [[flow]] tables
+    first, then [[web]], then [[reqresp]]: a flow's `group` in the results is its table's
+    position in that order."""
+
     name: str = Field(default="scenario", description="Label of the run. Default: 'scenario'.")
     duration: PositiveTime = Field(description="Simulated time. Required.")
     seed: int = Field(
@@ -48,13 +52,26 @@ class Scenario(Strict):
     link: list[NamedLink] = Field(
         default_factory=list, description="[[link]] tables: links of a multi-link topology."
     )
-    flow: list[FlowGroup] = Field(default_factory=list, description="[[flow]] tables.")
-    web: list[WebTraffic] = Field(default_factory=list, description="[[web]] tables.")
-    reqresp: list[RequestResponse] = Field(default_factory=list, description="[[reqresp]] tables.")
-    cbr: list[ConstantBitRate] = Field(default_factory=list, description="[[cbr]] tables.")
-    onoff: list[OnOff] = Field(default_factory=list, description="[[onoff]] tables.")
+    flow: list[FlowGroup] = Field(
+        default_factory=list, description="[[flow]] tables: groups of bulk or finite TCP flows."
+    )
+    web: list[WebTraffic] = Field(
+        default_factory=list, description="[[web]] tables: short TCP flows."
+    )
+    reqresp: list[RequestResponse] = Field(
+        default_factory=list, description="[[reqresp]] tables: request-response exchanges."
+    )
+    cbr: list[ConstantBitRate] = Field(
+        default_factory=list, description="[[cbr]] tables: constant-bit-rate UDP."
+    )
+    onoff: list[OnOff] = Field(
+        default_factory=list, description="[[onoff]] tables: self-similar UDP background."
+    )
     pcap: str | None = Field(
-        default=None, description="Name of a link whose forward direction is captured."
+        default=None,
+        description="Name of a link whose forward direction is captured into capture.pcap: "
+        "one record per packet leaving its queue (raw IPv4 with TCP/UDP headers, payload left "
+        "out), for Wireshark or tshark. Default: none.",
     )
 
     # Views the resolution and the checks share.

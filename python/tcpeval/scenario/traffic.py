@@ -104,7 +104,15 @@ def _check_window(path: str, start: Duration, stop: Duration | None) -> None:
 class TcpTraffic(Strict):
     """What every TCP table has: an algorithm, a base RTT and a route."""
 
-    cc: CongestionControl = Field(description="Congestion control. Required.")
+    cc: CongestionControl = Field(
+        description="Congestion control: a name ('cubic') or a table with name and its "
+        "parameters ({ name = 'htcp', beta_adaptive = false }). `tcpeval cc list` shows the "
+        "simulator's algorithms with every parameter and its default, `tcpeval backends` what "
+        "each backend runs; summary.json records the parameters a run used. Every algorithm "
+        "grows its window by the packets an ACK acknowledges, as Linux does, so delayed ACKs "
+        "do not slow it; reno and aimd count ACKs as RFC 5681 writes it with abc = false, and "
+        "delayed ACKs then halve their growth (Mathis' √(3/4) constant). Required."
+    )
     rtt: PositiveTime = Field(
         description="Base round-trip propagation delay; at least twice the one-way delays of "
         "the route's links. Required."
@@ -118,15 +126,21 @@ class TcpTraffic(Strict):
         default="linux",
         description="The sending host's TCP beyond its congestion control (loss detection, "
         "window reduction in recovery, initial window, SACK compression): 'linux' (a current "
-        "kernel), 'linux-2.6' (the kernels of the 2003-2008 studies) or 'rfc' (the textbook, "
-        "and this simulator before host profiles). `tcpeval hosts` lists them. Default: linux.",
+        "kernel: PRR, RACK, a lost retransmission resent in the same recovery, tail loss "
+        "probes, SACK compression, initial window 10, TSO frames), 'linux-2.6' (the kernels of "
+        "the 2003-2008 studies: rate halving, DupThresh, an ACK per segment during holes, RFC "
+        "3390's initial window) or 'rfc' (the textbook: cwnd = ssthresh at once, DupThresh, a "
+        "lost retransmission halves again, RFC 5681 §4.3; this simulator before host "
+        "profiles). A [[flow]] table can set each switch of a profile alone; `tcpeval hosts` "
+        "shows what each profile sets. Default: linux.",
     )
     ecn: EcnMode | None = Field(
         default=None,
         description="ECN: 'off' (Not-ECT: queues drop), 'classic' (ECT(0), RFC 3168 feedback; "
         "DCTCP's per-packet echo for dctcp) or 'l4s' (ECT(1), AccECN feedback, RFC 9768). "
-        "`tcpeval cc list` shows which each stack runs with. Default: the stack's first, "
-        "'off' for the loss-based ones (a Linux host's tcp_ecn = 2 never asks for ECN).",
+        "Refused for a stack that cannot use it; `tcpeval cc list` shows which each stack runs "
+        "with. Default: the stack's first: 'off' for the loss-based ones (a Linux host's "
+        "tcp_ecn = 2 never asks for ECN), 'classic' for dctcp, 'l4s' for prague.",
     )
 
     @property
@@ -193,12 +207,13 @@ class FlowGroup(TcpTraffic):
         default=1,
         ge=1,
         le=MAX_STREAMS,
-        description="Parallel TCP connections sharing `size` (striping, as bbcp and GridFTP "
-        "do); needs size. Default: 1.",
+        description=f"Parallel TCP connections, 1..{MAX_STREAMS}, striping one transfer of "
+        "size (as bbcp and GridFTP do); needs size. Default: 1.",
     )
     mss: MssField = Field(
         default=DEFAULT_MSS,
-        description="Segment payload, 64..65000 bytes; the MTU is mss + 52. Default: 1448.",
+        description="Segment payload, 64..65000 bytes; a packet on the wire (the MTU) is mss "
+        "+ 52 bytes, so '8948B' gives 9000-byte jumbo frames. Default: 1448.",
     )
     sack: bool = Field(default=True, description="Selective acknowledgements. Default: true.")
     delayed_ack: bool = Field(default=True, description="ACK every second packet. Default: true.")
@@ -344,7 +359,9 @@ class FlowGroup(TcpTraffic):
 
 
 class WebTraffic(TcpTraffic):
-    """A [[web]] table: short TCP flows arriving as a Poisson process with Pareto sizes."""
+    """A [[web]] table: short TCP flows arriving as a Poisson process with Pareto sizes. The
+    flows are drawn from the scenario's seed plus the table's index, so a scenario always gives
+    the same flows."""
 
     arrival_rate: float = Field(gt=0, description="Mean flow arrivals per second. Required.")
     mean_size: SizeField = Field(description="Mean transfer size, e.g. '100KB'. Required.")
@@ -366,8 +383,12 @@ class WebTraffic(TcpTraffic):
 class RequestResponse(TcpTraffic):
     """A [[reqresp]] table: a client's request, then the server's response, `count` times."""
 
-    request: SizeField = Field(default=parse_size("64B"), description="Default: 64B.")
-    response: SizeField = Field(default=parse_size("1MB"), description="Default: 1MB.")
+    request: SizeField = Field(
+        default=parse_size("64B"), description="Bytes the client sends. Default: 64B."
+    )
+    response: SizeField = Field(
+        default=parse_size("1MB"), description="Bytes the server answers with. Default: 1MB."
+    )
     think: NonNegativeTime = Field(
         default=parse_duration("0s"),
         description="Pause between a response and the next request. Default: 0s.",
@@ -388,10 +409,21 @@ class Source(Strict):
         default=parse_size("1500B"),
         description="Packet size on the wire, 28..65535 bytes. Default: 1500B.",
     )
-    start: NonNegativeTime = Field(default=parse_duration("0s"), description="Default: 0s.")
-    stop: NonNegativeTime | None = Field(default=None, description="Default: the end of the run.")
-    route: Route | None = Field(default=None, description="As for [[flow]].")
-    direction: Direction = Field(default="forward", description="As for [[flow]].")
+    start: NonNegativeTime = Field(
+        default=parse_duration("0s"), description="Time the source starts. Default: 0s."
+    )
+    stop: NonNegativeTime | None = Field(
+        default=None, description="Time the source stops. Default: the end of the run."
+    )
+    route: Route | None = Field(
+        default=None,
+        description="Names of the links the packets cross, in order. Default: the bottleneck "
+        "(or the first [[link]]).",
+    )
+    direction: Direction = Field(
+        default="forward",
+        description="'reverse': the packets cross the route's links backwards. Default: forward.",
+    )
 
     def check(self, path: str) -> None:
         _check_window(path, self.start, self.stop)
@@ -415,5 +447,9 @@ class OnOff(Source):
     shape: SelfSimilarShape = Field(
         default=1.5, description="Pareto shape of on and off periods, in (1, 2). Default: 1.5."
     )
-    mean_on: PositiveTime = Field(default=parse_duration("100ms"), description="Default: 100ms.")
-    mean_off: PositiveTime = Field(default=parse_duration("400ms"), description="Default: 400ms.")
+    mean_on: PositiveTime = Field(
+        default=parse_duration("100ms"), description="Mean on period. Default: 100ms."
+    )
+    mean_off: PositiveTime = Field(
+        default=parse_duration("400ms"), description="Mean off period. Default: 400ms."
+    )
