@@ -1,7 +1,7 @@
 //! Random loss on a link. Each loss process owns its seeded stream, so adding a flow or a link
 //! never shifts the random numbers another process sees.
 //!
-//! Models (contract "Version 2", `loss`): none; Bernoulli (independent per-packet loss);
+//! Models (docs/contract.md, "Conditions", `loss`): none; Bernoulli (independent per-packet loss);
 //! Gilbert–Elliott, a two-state Markov chain stepped once per packet whose bad state produces
 //! loss bursts (mean loss `p/(p+r)·loss_bad + r/(p+r)·loss_good`, mean bad-state run `1/r`).
 

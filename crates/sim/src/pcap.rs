@@ -1,7 +1,7 @@
 //! Packet capture of one link: a classic pcap file built in memory, sans-IO.
 //!
 //! The simulator never touches the file system: it appends records here and hands the finished
-//! bytes to Python, which writes them (docs/contract.md, "Version 2"). The format is the
+//! bytes to Python, which writes them (docs/contract.md, "Conditions"). The format is the
 //! classic libpcap file (draft-ietf-opsawg-pcap; "Libpcap File Format" of the Wireshark wiki):
 //! a 24-byte global header, then per packet a 16-byte record header and the captured bytes.
 //! We write it little-endian with the nanosecond magic, and link type 101 (LINKTYPE_RAW), so

@@ -1,5 +1,5 @@
 """Links: `[bottleneck]` and `[[link]]` tables, their queue disciplines and loss models, and
-their resolution into the core's `links` entries (docs/contract.md, version 2)."""
+their resolution into the core's `links` entries (docs/contract.md, "Conditions")."""
 
 from __future__ import annotations
 

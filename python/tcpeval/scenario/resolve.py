@@ -1,4 +1,4 @@
-"""Resolution: the numbers the core runs with (docs/contract.md, version 2), and `describe`,
+"""Resolution: the numbers the core runs with (docs/contract.md, "Conditions"), and `describe`,
 the same scenario in the user's own units for the saved result.
 
 Flows are listed table by table: [[flow]] groups (`count` × `streams` flows each), then the
