@@ -255,7 +255,7 @@ def test_suite_help_lists_every_suite() -> None:
 
 
 def test_the_command_loads_no_pandas_duckdb_or_matplotlib_for_its_help() -> None:
-    # What `tcpeval --help` costs is set by what it imports; the CPU time is in README.md.
+    # What `tcpeval --help` costs is set by what it imports; the CPU time is in docs/performance.md.
     heavy = "('pandas', 'numpy', 'pydantic', 'duckdb', 'matplotlib', 'dask')"
     probe = f"import sys, tcpeval.cli; print([m for m in {heavy} if m in sys.modules])"
     loaded = subprocess.run(
