@@ -32,7 +32,7 @@ def echo_cuts(samples: pd.DataFrame) -> pd.Series:
     between the two samples, or in fast recovery, is a loss's. A sample can fall between the
     kernel's entering CWR and the stack's answer on the next ACK, with the ssthresh the
     kernel's call returned (crates/bpf/bpf/window.h: on this kernel sometimes a stale word,
-    reported as infinite); the answer is the next sample's."""
+    read as unknown, NaN); the answer is the next sample's."""
     before = samples.shift(1)
     ssthresh = samples["ssthresh_pkts"]
     new_ssthresh = ssthresh != before["ssthresh_pkts"]

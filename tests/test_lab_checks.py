@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from tcpeval.lab import checks
+from tcpeval.probe.driver import ssthresh_reading
 
 RATE_BPS = 100_000_000
 
@@ -156,7 +157,7 @@ def test_a_bpf_call_the_kernel_skipped_voids_the_run():
 
 
 def test_an_ssthresh_no_stack_sets_voids_the_run_when_it_outlives_an_ack():
-    unset, stale = float("inf"), float(0x82254425)
+    unset, unknown = math.inf, math.nan
 
     def samples(ssthresh: list[float], delivered: list[float]) -> pd.DataFrame:
         return pd.DataFrame({"flow": 0, "ssthresh_pkts": ssthresh, "delivered_pkts": delivered})
@@ -164,12 +165,20 @@ def test_an_ssthresh_no_stack_sets_voids_the_run_when_it_outlives_an_ack():
     sane = samples([unset, 120.0, 60.0], [10, 20, 30])
     assert checks.unset_ssthresh([sane]).ok
     # Seen once, then answered: the kernel's word between its call and the stack's next ACK.
-    answered = samples([unset, stale, 60.0], [10, 20, 30])
+    answered = samples([unset, unknown, 60.0], [10, 20, 30])
     assert checks.unset_ssthresh([sane, answered]).ok
     # Still there after more data was delivered: no stack replaced it.
-    kept = samples([unset, stale, stale], [10, 20, 30])
+    kept = samples([unset, unknown, unknown, unknown], [10, 20, 30, 40])
     check = checks.unset_ssthresh([sane, kept])
     assert not check.ok
-    assert check.measured == stale
+    assert check.measured == 2
     # Still there with nothing delivered in between (a timeout's wait): no ACK to answer on.
-    assert checks.unset_ssthresh([samples([unset, stale, stale], [10, 20, 20])]).ok
+    assert checks.unset_ssthresh([samples([unset, unknown, unknown], [10, 20, 20])]).ok
+
+
+def test_the_samples_read_an_ssthresh_no_stack_sets_as_unknown():
+    kernel = pd.Series([10.0, 0x7FFFFFFF, 0x82254425])
+    read = ssthresh_reading(kernel)
+    assert read[0] == 10.0
+    assert read[1] == math.inf
+    assert math.isnan(read[2])
