@@ -24,16 +24,17 @@ const MIN_SECRET_BYTES: usize = 16;
 pub struct Secret(Vec<u8>);
 
 impl Secret {
-    /// Reads the secret from a file (trailing newline ignored); refuses short or
-    /// group- or world-readable files, as ssh does for keys.
+    /// Reads the secret from a file (trailing newline ignored); refuses short files, and
+    /// files other users may read (they would learn it) or write (they would choose it),
+    /// as ssh does for keys.
     pub fn from_file(path: &Path) -> Result<Self> {
         let err = |reason: String| ProbeError::Secret {
             path: path.display().to_string(),
             reason,
         };
         let meta = fs::metadata(path).map_err(|e| err(e.to_string()))?;
-        if readable_by_others(&meta) {
-            return Err(err("is readable by other users; chmod 600 it".into()));
+        if let Some(reason) = loose_permissions(&meta) {
+            return Err(err(format!("{reason}; chmod 600 it")));
         }
         let mut bytes = fs::read(path).map_err(|e| err(e.to_string()))?;
         while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
@@ -73,9 +74,16 @@ impl Secret {
     }
 }
 
-fn readable_by_others(meta: &fs::Metadata) -> bool {
+fn loose_permissions(meta: &fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o044 != 0
+    let mode = meta.permissions().mode();
+    if mode & 0o044 != 0 {
+        Some("is readable by other users")
+    } else if mode & 0o022 != 0 {
+        Some("is writable by other users")
+    } else {
+        None
+    }
 }
 
 pub fn random_bytes<const N: usize>() -> [u8; N] {
@@ -112,6 +120,27 @@ mod tests {
         assert!(!server.verify(&challenge, &stranger.answer(&challenge)));
         let other = random_bytes::<CHALLENGE_BYTES>();
         assert!(!server.verify(&other, &client.answer(&challenge)));
+    }
+
+    #[test]
+    fn a_secret_others_may_read_or_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("tcpeval-secret-{}", std::process::id()));
+        fs::write(&path, "0123456789abcdef-secret\n").unwrap();
+        for (mode, refused) in [
+            (0o600, None),
+            (0o400, None),
+            (0o640, Some("is readable by other users; chmod 600 it")),
+            (0o604, Some("is readable by other users; chmod 600 it")),
+            (0o602, Some("is writable by other users; chmod 600 it")),
+            (0o620, Some("is writable by other users; chmod 600 it")),
+        ] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            let got = Secret::from_file(&path).err().map(|e| e.to_string());
+            let want = refused.map(|r| format!("secret file '{}': {r}", path.display()));
+            assert_eq!(got, want, "mode {mode:o}");
+        }
+        fs::remove_file(&path).unwrap();
     }
 
     #[test]

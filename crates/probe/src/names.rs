@@ -1,7 +1,8 @@
 //! The rules a file name must pass before a copy touches the disk.
 //!
 //! A name is relative to a root directory: components joined by `/`, none empty, `.` or
-//! `..`, no NUL, not absolute, and short enough that its hidden partial file still fits the
+//! `..`, no NUL or other control character (a newline in a name would forge lines of every
+//! listing and log that shows it), not absolute, and short enough that its hidden partial file still fits the
 //! kernel's 255-byte limit on one component. These rules refuse the obvious escapes before
 //! any system call; `root.rs` then resolves the name with `openat2(RESOLVE_BENEATH |
 //! RESOLVE_NO_SYMLINKS)`, which refuses the ones no string check can see (symlinks).
@@ -36,6 +37,9 @@ pub fn check(name: &str) -> Result<Name<'_>, &'static str> {
     }
     if name.contains('\0') {
         return Err("contains a NUL byte");
+    }
+    if name.chars().any(char::is_control) {
+        return Err("contains a control character");
     }
     if name.starts_with('/') {
         return Err("is absolute; names are relative to the server's root");
@@ -100,6 +104,11 @@ mod tests {
             "a//b",
             "dir/",
             "a\0b",
+            "a\nb",
+            "x\u{1b}[2J",
+            "tab\there",
+            "c1\u{85}",
+            "del\u{7f}",
             ".x.tcpeval-partial",
             "d/.x.tcpeval-partial",
         ] {
