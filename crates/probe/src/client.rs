@@ -13,6 +13,7 @@ use crate::auth::{self, Secret};
 use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
 use crate::error::{ProbeError, ProtoError, Result};
+use crate::escape::{self, escape};
 use crate::proto::{self, Message, TcpRequest, MAX_RESULTS_FRAME_BYTES, PROTOCOL_VERSION};
 use crate::report::{self, ClientStream, PeerReport, TcpRunReport};
 use crate::sample::{self, History, Sample, Sampler};
@@ -86,21 +87,27 @@ pub fn expect(control: &mut TcpStream, want: &'static str) -> Result<Message> {
     receive_until(control, want, deadline)
 }
 
+/// The longest reason of a server's refusal the client prints (a list of congestion
+/// controls can be long; a hostile server's novel cannot).
+const REASON_BYTES: usize = 1024;
+
+/// Like `expect`, to a deadline. A refusal's words come from the server, so they are
+/// escaped before they can reach the user's terminal.
 pub fn receive_until(
     control: &mut TcpStream,
     want: &'static str,
     deadline: Instant,
 ) -> Result<Message> {
     match proto::receive(control, MAX_RESULTS_FRAME_BYTES, deadline, want)? {
-        Message::Refused { reason } => Err(ProbeError::Refused(reason)),
+        Message::Refused { reason } => Err(ProbeError::Refused(escape(&reason, REASON_BYTES))),
         Message::Rejected {
             field,
             value,
             reason,
         } => Err(ProbeError::Rejected {
-            field,
-            value,
-            reason,
+            field: escape::peer(&field),
+            value: escape::peer(&value),
+            reason: escape(&reason, REASON_BYTES),
         }),
         message => Ok(message),
     }

@@ -283,7 +283,8 @@ fn get(options: &CopyOptions, interrupted: &AtomicBool) -> Result<Outcome> {
         Err(e) => Err(e),
     };
     let digests = sent.as_deref().unwrap_or_default();
-    let mut verdict = verify::settle(partial, &ranges, digests, received, &counters);
+    // The local file of an interrupted get is the user's own: kept for a resume.
+    let mut verdict = verify::settle(partial, &ranges, digests, received, &counters, true);
     if let Err(e) = &sent {
         verdict.problem = Some(format!("no digests from the server: {e}"));
     }

@@ -1,10 +1,13 @@
 //! The server's end of a copy: it receives a file into its root (put) or sends one from it
 //! (get), over the streams the client opened, bounded like every other test.
 //!
-//! A server started without `--root` rejects every copy. A put is written into a locked,
-//! hidden partial file, verified and renamed into place only if every byte matches
-//! (`verify.rs`). An incomplete copy leaves its partial file for `--resume`; a corrupt
-//! one, or an error before the data, removes it.
+//! A server started without `--root` rejects every copy. A put reserves its whole size on
+//! disk before it is admitted (`partial.rs`), is written into a locked, hidden partial file,
+//! verified and renamed into place only if every byte matches (`verify.rs`). A put that does
+//! not finish leaves its partial file only when the client asked to resume (as rsync keeps
+//! one only with `--partial`): otherwise strangers' and crashed clients' leftovers would
+//! hold the disk until someone deleted them by hand. A corrupt file, or one a write failed
+//! on, is always removed.
 
 use std::fs::File;
 use std::net::{Shutdown, TcpStream};
@@ -14,6 +17,8 @@ use std::time::{Duration, Instant};
 use crate::client;
 use crate::datapath::Counters;
 use crate::error::{ProbeError, Result};
+use crate::log::log;
+use crate::partial::Partial;
 use crate::proto::{self, GetRequest, Message, PutRequest, MAX_REQUEST_FRAME_BYTES};
 use crate::resume;
 use crate::root::Root;
@@ -75,6 +80,41 @@ fn rejected(e: ProbeError) -> Message {
     }
 }
 
+/// A put admitted: its partial file, its space reserved, and what each range already holds.
+fn admit_put(
+    request: &PutRequest,
+    ranges: &[Range],
+    limits: &Limits,
+    root: Option<&Root>,
+) -> Result<(Partial, Vec<RangeDigest>)> {
+    let root = admit(root, &request.name, request.streams, limits)?;
+    check_size(request.size_bytes, limits)?;
+    let partial = root.destination(&request.name, request.overwrite, request.resume)?;
+    let held = match request.resume {
+        true => resume::held(partial.file(), ranges)
+            .map_err(|e| ProbeError::io(format!("reading {}", request.name), e))?,
+        false => vec![RangeDigest::default(); ranges.len()],
+    };
+    if let Err(e) = partial.reserve(request.size_bytes) {
+        partial.give_up(request.resume, ranges, &held_bytes(&held));
+        return Err(e);
+    }
+    Ok((partial, held))
+}
+
+fn held_bytes(held: &[RangeDigest]) -> Vec<u64> {
+    held.iter().map(|h| h.bytes).collect()
+}
+
+/// Per range, what the partial file holds after the data: what arrived, or, where writing
+/// failed, nothing worth keeping.
+fn arrived_bytes(received: &[std::io::Result<u64>]) -> Vec<u64> {
+    received
+        .iter()
+        .map(|r| r.as_ref().copied().unwrap_or(0))
+        .collect()
+}
+
 pub fn serve_put(
     mut control: TcpStream,
     request: &PutRequest,
@@ -82,19 +122,7 @@ pub fn serve_put(
     root: Option<&Root>,
 ) -> Result<()> {
     let ranges = transfer::split(request.size_bytes, request.streams);
-    let admitted = admit(root, &request.name, request.streams, limits)
-        .and_then(|root| check_size(request.size_bytes, limits).map(|()| root))
-        .and_then(|root| root.destination(&request.name, request.overwrite, request.resume))
-        .and_then(|partial| partial.check_space(request.size_bytes).map(|()| partial))
-        .and_then(|partial| {
-            let held = match request.resume {
-                true => resume::held(partial.file(), &ranges)
-                    .map_err(|e| ProbeError::io(format!("reading {}", request.name), e))?,
-                false => vec![RangeDigest::default(); ranges.len()],
-            };
-            Ok((partial, held))
-        });
-    let (partial, held) = match admitted {
+    let (partial, held) = match admit_put(request, &ranges, limits, root) {
         Ok(admitted) => admitted,
         Err(e) => return proto::send(&mut control, &rejected(e)).map_err(Into::into),
     };
@@ -102,29 +130,44 @@ pub fn serve_put(
         let message = Message::Held {
             ranges: held.clone(),
         };
-        proto::send(&mut control, &message)?;
+        if let Err(e) = proto::send(&mut control, &message) {
+            partial.give_up(true, &ranges, &held_bytes(&held));
+            return Err(e.into());
+        }
     }
     // The streams close on return: that resets a sender we stopped listening to.
-    let (received, counters, cut) =
-        run_copy_streams(&mut control, request.streams, limits, |lane| {
-            let (range, held) = (ranges[lane.index], held[lane.index].bytes);
-            transfer::receive_range(partial.file(), range, held, limits.idle_timeout, lane)
-        })?;
-    let sent = match receive_sent(&mut control, limits) {
-        Ok(sent) => sent,
+    let streams = run_copy_streams(&mut control, request.streams, limits, |lane| {
+        let (range, held) = (ranges[lane.index], held[lane.index].bytes);
+        transfer::receive_range(partial.file(), range, held, limits.idle_timeout, lane)
+    });
+    let (received, counters, cut) = match streams {
+        Ok(done) => done,
         Err(e) => {
-            // The client is gone: what arrived stays for its --resume.
-            partial.keep();
+            partial.give_up(request.resume, &ranges, &held_bytes(&held));
             return Err(e);
         }
     };
-    let mut verdict = verify::settle(partial, &ranges, &sent, received, &counters);
+    let sent = match receive_sent(&mut control, limits) {
+        Ok(sent) => sent,
+        Err(e) => {
+            // The client is gone: what arrived stays only if it asked to resume and no
+            // write failed (a failed write leaves bytes nobody can vouch for).
+            let resume = request.resume && received.iter().all(|r| r.is_ok());
+            partial.give_up(resume, &ranges, &arrived_bytes(&received));
+            return Err(e);
+        }
+    };
+    let keep = request.resume;
+    let mut verdict = verify::settle(partial, &ranges, &sent, received, &counters, keep);
     if let (Some(problem), true) = (&mut verdict.problem, cut) {
         let limit_s = limits.max_duration.as_secs();
         problem.push_str(&format!(" (cut at this server's limit of {limit_s} s)"));
     }
-    if let Some(problem) = &verdict.problem {
-        eprintln!("put {}: not committed: {problem}", request.name);
+    if let (Some(problem), Ok(peer)) = (&verdict.problem, control.peer_addr()) {
+        log().client(
+            peer,
+            format!("put {}: not committed: {problem}", request.name),
+        );
     }
     proto::send(&mut control, &Message::Received(verdict))?;
     Ok(())
@@ -219,10 +262,13 @@ pub fn serve_get(
             } else {
                 String::new()
             };
-            eprintln!(
-                "get {}: not committed by the client: {problem}{cut}",
-                request.name
-            );
+            if let Ok(peer) = control.peer_addr() {
+                let name = &request.name;
+                log().client(
+                    peer,
+                    format!("get {name}: not committed by the client: {problem}{cut}"),
+                );
+            }
         }
         _ => {}
     }

@@ -3,7 +3,9 @@
 //! Exit codes: 0 done, 1 the run failed (network, server), 2 bad input (a flag, a refused
 //! request), 130 interrupted (what was measured is still written).
 
+mod admission;
 mod auth;
+mod backoff;
 mod cbr;
 mod client;
 mod copy;
@@ -13,8 +15,12 @@ mod datapath;
 mod disk;
 mod disk_remote;
 mod error;
+mod escape;
+mod housekeeping;
 mod iperf3;
+mod log;
 mod names;
+mod partial;
 mod proto;
 mod report;
 mod resume;
@@ -23,6 +29,9 @@ mod rr;
 mod sample;
 mod server;
 mod sockopt;
+mod source;
+mod stale;
+mod stop_watch;
 mod sys;
 mod transfer;
 mod udp;
@@ -85,16 +94,30 @@ struct ServeArgs {
     max_duration_s: u64,
     #[arg(long, default_value_t = 1 << 40)]
     max_bytes: u64,
+    /// Authenticated clients served at once.
     #[arg(long, default_value_t = 4)]
     max_clients: usize,
+    /// Connections not yet authenticated, in all; when full, a newcomer displaces the oldest
+    /// of the network holding the most.
+    #[arg(long, default_value_t = 64)]
+    max_handshakes: usize,
+    /// Connections not yet authenticated from one address.
+    #[arg(long, default_value_t = 4)]
+    max_handshakes_per_address: usize,
+    /// Connections not yet authenticated from one /24 (IPv4) or /64 (IPv6).
+    #[arg(long, default_value_t = 16)]
+    max_handshakes_per_prefix: usize,
     /// A client must authenticate within this time.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = 2000)]
     handshake_timeout_ms: u64,
     /// A client silent this long (control or data) is dropped.
     #[arg(long, default_value_t = 10000)]
     idle_timeout_ms: u64,
-    #[arg(long, default_value_t = 10_000_000)]
+    #[arg(long, default_value_t = 1_000_000)]
     max_udp_datagrams: u64,
+    /// The memory one UDP test's arrivals may take (24 bytes each, duplicates included).
+    #[arg(long, default_value_t = 64 << 20)]
+    max_udp_memory_bytes: u64,
     #[arg(long, default_value_t = 100_000)]
     max_rr_count: u32,
     #[arg(long, default_value_t = 1 << 30)]
@@ -105,6 +128,10 @@ struct ServeArgs {
     /// The only directory copies may read and write; without it, copies are rejected.
     #[arg(long)]
     root: Option<PathBuf>,
+    /// Partial files under --root that nothing has written for this long are removed (at
+    /// start, then periodically).
+    #[arg(long, default_value_t = 86_400)]
+    stale_partial_s: u64,
 }
 
 #[derive(Args)]
@@ -408,12 +435,17 @@ fn serve(args: ServeArgs) -> Result<()> {
         max_duration: Duration::from_secs(args.max_duration_s),
         max_bytes: args.max_bytes,
         max_clients: args.max_clients.max(1),
+        max_handshakes: args.max_handshakes.max(1),
+        max_handshakes_per_address: args.max_handshakes_per_address.max(1),
+        max_handshakes_per_prefix: args.max_handshakes_per_prefix.max(1),
         handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
         idle_timeout: Duration::from_millis(args.idle_timeout_ms),
         max_udp_datagrams: args.max_udp_datagrams,
+        max_udp_memory_bytes: args.max_udp_memory_bytes,
         max_rr_count: args.max_rr_count,
         max_response_bytes: args.max_response_bytes,
         max_samples: args.max_samples,
+        stale_partial: Duration::from_secs(args.stale_partial_s),
     };
     let root = args
         .root

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ProtoError;
+use crate::escape;
 use crate::transfer::RangeDigest;
 use crate::verify::Verdict;
 
@@ -175,12 +176,13 @@ pub struct GetRequest {
     pub resume: bool,
 }
 
-/// Parses one frame body; the single entry point for untrusted bytes.
+/// Parses one frame body; the single entry point for untrusted bytes. The parser's message
+/// quotes the peer (an unknown type or field by name), so it is escaped and cut.
 pub fn decode(body: &[u8]) -> Result<Message, ProtoError> {
     if body.is_empty() {
         return Err(ProtoError::Empty);
     }
-    serde_json::from_slice(body).map_err(|e| ProtoError::Malformed(e.to_string()))
+    serde_json::from_slice(body).map_err(|e| ProtoError::Malformed(escape::peer(&e.to_string())))
 }
 
 pub fn encode(message: &Message) -> Vec<u8> {
@@ -317,6 +319,25 @@ mod tests {
             );
         }
         assert!(matches!(decode(b""), Err(ProtoError::Empty)));
+    }
+
+    #[test]
+    fn a_parse_error_quoting_the_peer_is_one_short_line() {
+        let long = "y".repeat(65_000);
+        let body = format!(r#"{{"type":"x\nclient 10.9.9.9:1: FORGED\u001b[2J{long}"}}"#);
+        let Err(ProtoError::Malformed(text)) = decode(body.as_bytes()) else {
+            panic!("decoded");
+        };
+        assert!(
+            text.starts_with("unknown variant `x\\u{a}client 10.9.9.9:1: FORGED\\u{1b}[2J"),
+            "{text}"
+        );
+        assert!(!text.chars().any(char::is_control), "{text}");
+        assert!(
+            text.len() <= escape::PEER_TEXT_BYTES + 32,
+            "{} bytes",
+            text.len()
+        );
     }
 
     /// How many random inputs the fuzz test below feeds the parser; printed so the count

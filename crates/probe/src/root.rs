@@ -15,33 +15,18 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{self, Flock, FlockArg, OFlag, OpenHow, RenameFlags, ResolveFlag};
+use nix::fcntl::{self, Flock, FlockArg, OFlag, OpenHow, ResolveFlag};
 use nix::sys::stat::{self, FileStat, Mode, SFlag};
-use nix::sys::statvfs;
-use nix::unistd::{self, UnlinkatFlags};
 
 use crate::error::{ProbeError, Result};
 use crate::names::{self, Name};
+use crate::partial::{Destination, Partial};
+use crate::stale;
 
 pub struct Root {
     dir: OwnedFd,
     /// The field a refusal names: "name" on the server, "local" on the client.
     field: &'static str,
-}
-
-/// A file being received: its hidden partial file, locked, and where it goes when verified.
-/// Dropped without `commit` or `keep`, a fresh partial file is removed (before the lock is
-/// released); a resumed one is kept, as it was, unless `remove`d.
-pub struct Partial {
-    field: &'static str,
-    name: String,
-    dir: OwnedFd,
-    file: Flock<File>,
-    partial: String,
-    target: String,
-    overwrite: bool,
-    /// Renamed into place, or kept for `--resume`: not to be removed.
-    keep: bool,
 }
 
 impl Root {
@@ -107,6 +92,12 @@ impl Root {
         Ok((file, meta.len()))
     }
 
+    /// Removes the partial files under the root that no copy holds and nothing has written
+    /// for `older_than` (`stale.rs`).
+    pub fn clean_stale(&self, older_than: std::time::Duration) -> stale::Cleaned {
+        stale::clean(&self.dir, older_than)
+    }
+
     /// Creates (or takes over) the partial file for `name`, locked; emptied unless `resume`.
     /// Refuses when `name` exists and `overwrite` is false, or exists and is not a regular
     /// file, or another copy holds the lock.
@@ -127,8 +118,13 @@ impl Root {
         }
         let partial = checked.partial();
         let flags = OFlag::O_RDWR | OFlag::O_CREAT;
-        let fd = resolve(&dir, &partial, flags, Mode::from_bits_truncate(0o644))
-            .map_err(|e| self.refusal(name, e))?;
+        let fd = resolve(
+            &dir,
+            partial.as_str(),
+            flags,
+            Mode::from_bits_truncate(0o644),
+        )
+        .map_err(|e| self.refusal(name, e))?;
         let busy = || self.refuse(name, "is being copied by another client");
         let file =
             Flock::lock(File::from(fd), FlockArg::LockExclusiveNonblock).map_err(|_| busy())?;
@@ -142,21 +138,28 @@ impl Root {
             file.set_len(0)
                 .map_err(|e| ProbeError::io(format!("emptying {partial}"), e))?;
         }
-        Ok(Partial {
-            field: self.field,
-            name: name.to_string(),
-            dir,
+        Ok(Partial::new(
+            Destination {
+                field: self.field,
+                name: name.to_string(),
+                dir,
+                partial,
+                target: checked.file.to_string(),
+                overwrite,
+            },
             file,
-            partial,
-            target: checked.file.to_string(),
-            overwrite,
-            keep: resume,
-        })
+            resume,
+        ))
     }
 }
 
 /// Opens `path` beneath `dir`, through no symlink.
-fn resolve(dir: impl AsFd, path: &str, flags: OFlag, mode: Mode) -> nix::Result<OwnedFd> {
+pub(crate) fn resolve<P: ?Sized + nix::NixPath>(
+    dir: impl AsFd,
+    path: &P,
+    flags: OFlag,
+    mode: Mode,
+) -> nix::Result<OwnedFd> {
     let how = OpenHow::new()
         .flags(flags | OFlag::O_CLOEXEC | OFlag::O_NOCTTY)
         .mode(mode)
@@ -166,66 +169,4 @@ fn resolve(dir: impl AsFd, path: &str, flags: OFlag, mode: Mode) -> nix::Result<
 
 fn is_regular(st: &FileStat) -> bool {
     SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG
-}
-
-impl Partial {
-    pub fn file(&self) -> &File {
-        &self.file
-    }
-
-    /// Leaves the partial file for a later `--resume` (an incomplete copy).
-    pub fn keep(mut self) {
-        self.keep = true;
-    }
-
-    /// Removes the partial file (its content is wrong).
-    pub fn remove(mut self) {
-        self.keep = false;
-    }
-
-    /// Refuses a file that would not fit in the free space of the file system.
-    pub fn check_space(&self, size_bytes: u64) -> Result<()> {
-        let fs = statvfs::fstatvfs(&self.dir)
-            .map_err(|e| ProbeError::io(format!("statvfs of {}", self.name), e.into()))?;
-        let free_bytes = fs.blocks_available().saturating_mul(fs.fragment_size());
-        if size_bytes <= free_bytes {
-            return Ok(());
-        }
-        let reason = format!("needs {size_bytes} bytes; its file system has {free_bytes} free");
-        Err(ProbeError::invalid(self.field, &self.name, reason))
-    }
-
-    /// Renames the verified file into place (never over an existing name unless asked) and
-    /// makes the rename durable.
-    pub fn commit(mut self) -> Result<()> {
-        let flags = if self.overwrite {
-            RenameFlags::empty()
-        } else {
-            RenameFlags::RENAME_NOREPLACE
-        };
-        fcntl::renameat2(
-            &self.dir,
-            self.partial.as_str(),
-            &self.dir,
-            self.target.as_str(),
-            flags,
-        )
-        .map_err(|e| ProbeError::io(format!("renaming into {}", self.target), e.into()))?;
-        self.keep = true;
-        unistd::fsync(&self.dir).map_err(|e| {
-            ProbeError::io(
-                format!("syncing the directory of {}", self.target),
-                e.into(),
-            )
-        })
-    }
-}
-
-impl Drop for Partial {
-    /// Nothing of an unverified copy stays behind.
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = unistd::unlinkat(&self.dir, self.partial.as_str(), UnlinkatFlags::NoRemoveDir);
-        }
-    }
 }

@@ -1,10 +1,13 @@
-//! The server: safe to leave running on a data-transfer node.
+//! The server: safe to leave running on a data-transfer node facing strangers.
 //!
-//! Every connection gets one thread, counted against `max_clients` before anything is read.
-//! It must authenticate (HMAC challenge-response, `auth.rs`) within the handshake timeout or
-//! it gets one refusal message and is closed. Requests are checked against the limits and a
+//! A connection first takes a handshake slot (`admission.rs`: bounded per address, per
+//! network and in all) and must authenticate (HMAC challenge-response, `auth.rs`) within the
+//! handshake timeout, or it gets one refusal message and is closed. Only then does it take
+//! one of the `max_clients` test slots. Requests are checked against the limits and a
 //! refused field is named. Data connections go to a fresh port per test and must present the
-//! test's random token first; each test is cut off at the duration and byte limits.
+//! test's random token first; each test is cut off at the duration and byte limits, and
+//! nothing it started (threads, descriptors) outlives it. Everything a peer says that reaches
+//! the log is escaped and the log is rate-limited per source (`log.rs`).
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,17 +17,21 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::admission::{Admission, Bounds, Crowded, HandshakeSlot};
 use crate::auth::{self, Secret, CHALLENGE_BYTES};
+use crate::backoff::Backoff;
 use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
-use crate::disk_remote;
 use crate::error::{ProbeError, ProtoError, Result};
+use crate::escape;
+use crate::log::log;
 use crate::proto::{self, Message, TcpRequest, MAX_REQUEST_FRAME_BYTES, PROTOCOL_VERSION};
 use crate::report::{self, PeerReport, StreamReport};
 use crate::root::Root;
 use crate::sample::{self, Sampler};
 use crate::sockopt::{self, Asked};
-use crate::{copy_server, rr, udp};
+use crate::stop_watch::StopWatch;
+use crate::{copy_server, disk_remote, housekeeping, rr, udp};
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -32,14 +39,22 @@ pub struct Limits {
     pub max_duration: Duration,
     pub max_bytes: u64,
     pub max_clients: usize,
+    /// Connections not yet authenticated, in all, per address and per /24 or /64.
+    pub max_handshakes: usize,
+    pub max_handshakes_per_address: usize,
+    pub max_handshakes_per_prefix: usize,
     pub handshake_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_udp_datagrams: u64,
+    /// The arrivals one UDP test may keep in the server's memory, in bytes.
+    pub max_udp_memory_bytes: u64,
     pub max_rr_count: u32,
     pub max_response_bytes: u64,
     /// TCP_INFO samples one reverse test may keep (streams × duration / interval): the
     /// history lives in the server's memory until it is sent (~200 bytes a sample).
     pub max_samples: u64,
+    /// Partial files in the root unwritten for longer are removed (`stale.rs`).
+    pub stale_partial: Duration,
 }
 
 /// A check of one request field against a limit: the refusal names it.
@@ -50,10 +65,12 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// `value` may be the peer's own text (a name, a congestion control): it is escaped and
+    /// cut before it goes back or into the log.
     pub fn new(field: &'static str, value: impl ToString, reason: impl Into<String>) -> Self {
         Refusal {
             field,
-            value: value.to_string(),
+            value: escape::peer(&value.to_string()),
             reason: reason.into(),
         }
     }
@@ -67,46 +84,96 @@ impl Refusal {
     }
 }
 
+/// What every connection's thread shares.
+struct Shared {
+    admission: Arc<Admission>,
+    secret: Secret,
+    limits: Limits,
+    root: Arc<Option<Root>>,
+}
+
 /// `root`: the directory copies may use; without one, copies are rejected.
 pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits, root: Option<Root>) -> Result<()> {
+    raise_descriptor_limit();
     let listener = TcpListener::bind(listen)
         .map_err(|e| ProbeError::io(format!("listening on {listen}"), e))?;
     let local = listener
         .local_addr()
         .map_err(|e| ProbeError::io("local address", e))?;
+    let root = Arc::new(root);
+    housekeeping::start(Arc::clone(&root), limits.stale_partial);
     // Scripts that bind port 0 read the port from this line.
     println!("listening on {local}");
-    let active = Arc::new(AtomicUsize::new(0));
-    let secret = Arc::new(secret);
-    let limits = Arc::new(limits);
-    let root = Arc::new(root);
-    for connection in listener.incoming() {
-        let Ok(mut control) = connection else {
-            continue;
-        };
-        if active.fetch_add(1, Ordering::SeqCst) >= limits.max_clients {
-            active.fetch_sub(1, Ordering::SeqCst);
-            let _ = proto::send(&mut control, &refused("server busy"));
-            continue;
-        }
-        let (active, secret, limits, root) = (
-            Arc::clone(&active),
-            Arc::clone(&secret),
-            Arc::clone(&limits),
-            Arc::clone(&root),
-        );
-        thread::spawn(move || {
-            let peer = control
-                .peer_addr()
-                .map(|a| a.to_string())
-                .unwrap_or_default();
-            if let Err(e) = handle_client(control, &secret, &limits, root.as_ref().as_ref()) {
-                eprintln!("client {peer}: {e}");
+    let shared = Arc::new(Shared {
+        admission: Admission::new(Bounds {
+            per_address: limits.max_handshakes_per_address,
+            per_prefix: limits.max_handshakes_per_prefix,
+            handshakes: limits.max_handshakes,
+            clients: limits.max_clients,
+        }),
+        secret,
+        limits,
+        root,
+    });
+    let mut backoff = Backoff::default();
+    loop {
+        match listener.accept() {
+            Ok((control, peer)) => {
+                backoff.reset();
+                admit(control, peer, &shared);
             }
-            active.fetch_sub(1, Ordering::SeqCst);
-        });
+            Err(e) => {
+                if let Some(pause) = backoff.after(&e) {
+                    log().server(format!("accepting: {e}; pausing {} ms", pause.as_millis()));
+                    thread::sleep(pause);
+                }
+            }
+        }
     }
-    Ok(())
+}
+
+/// A server holds a descriptor per handshake, two per stream (the socket and the sampler's)
+/// and a few per test: the common soft limit of 1024 is below what its default bounds allow.
+/// Raise it to the hard limit the administrator set.
+fn raise_descriptor_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}
+
+/// Gives the connection a handshake slot and a thread, or one refusal at once.
+fn admit(control: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
+    let Ok(handle) = control.try_clone() else {
+        return;
+    };
+    let granted = match shared.admission.handshake(peer, handle) {
+        Ok(granted) => granted,
+        Err(crowded) => return refuse_crowded(control, peer, crowded),
+    };
+    if let Some(displaced) = granted.displaced {
+        log().client(displaced, "handshake cut off to make room: every handshake slot was taken and its network held the most");
+    }
+    let shared_for_thread = Arc::clone(shared);
+    let spawned = thread::Builder::new().spawn(move || {
+        let slot = granted.slot;
+        if let Err(e) = handle_client(control, slot, &shared_for_thread) {
+            log().client(peer, e);
+        }
+    });
+    if let Err(e) = spawned {
+        log().client(peer, format!("dropped: no thread for it ({e})"));
+    }
+}
+
+/// The refusal of a connection over its source's bound, from the accept loop itself: the
+/// message is small enough for any fresh socket's buffer, so sending it cannot block.
+fn refuse_crowded(mut control: TcpStream, peer: SocketAddr, crowded: Crowded) {
+    let _ = control.set_nonblocking(true);
+    let _ = proto::send(&mut control, &refused(&crowded.to_string()));
+    log().client(peer, format!("refused: {crowded}"));
 }
 
 /// Closing a socket with unread bytes makes the kernel send a reset, which can destroy the
@@ -133,14 +200,16 @@ fn refused(reason: &str) -> Message {
     }
 }
 
-fn handle_client(
-    mut control: TcpStream,
-    secret: &Secret,
-    limits: &Limits,
-    root: Option<&Root>,
-) -> Result<()> {
+fn handle_client(mut control: TcpStream, handshake: HandshakeSlot, shared: &Shared) -> Result<()> {
+    let (limits, root) = (&shared.limits, shared.root.as_ref().as_ref());
     let _ = control.set_nodelay(true);
-    authenticate(&mut control, secret, limits)?;
+    authenticate(&mut control, &shared.secret, limits)?;
+    drop(handshake);
+    let Some(_slot) = shared.admission.client() else {
+        let _ = proto::send(&mut control, &refused("server busy"));
+        close_gracefully(&mut control);
+        return Err(ProbeError::Refused("server busy".into()));
+    };
     proto::send(&mut control, &Message::Welcome {})?;
     let deadline = Instant::now() + limits.idle_timeout;
     let request = match proto::receive(
@@ -249,6 +318,7 @@ pub fn validate_tcp(request: &TcpRequest, limits: &Limits) -> std::result::Resul
             ))
         }
     }
+    check_socket_settings(request)?;
     if request.sample_interval_ns < 1_000_000 {
         return Err(Refusal::new(
             "sample_interval_ns",
@@ -278,6 +348,29 @@ pub fn validate_tcp(request: &TcpRequest, limits: &Limits) -> std::result::Resul
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// TCP_MAXSEG's bounds in Linux (`do_tcp_setsockopt`: TCP_MIN_MSS to MAX_TCP_WINDOW).
+const MSS_BYTES: std::ops::RangeInclusive<u32> = 88..=32_767;
+/// SO_SNDBUF and SO_RCVBUF take an int, which the kernel doubles.
+const MAX_WINDOW_BYTES: u64 = i32::MAX as u64 / 2;
+
+/// Settings the kernel would refuse with an error (or silently wrap) are refused by name
+/// before any socket is made.
+fn check_socket_settings(request: &TcpRequest) -> std::result::Result<(), Refusal> {
+    if let Some(mss) = request.mss_bytes.filter(|mss| !MSS_BYTES.contains(mss)) {
+        let (lo, hi) = (MSS_BYTES.start(), MSS_BYTES.end());
+        return Err(Refusal::new(
+            "mss_bytes",
+            mss,
+            format!("must be {lo}..={hi}"),
+        ));
+    }
+    if let Some(window) = request.window_bytes.filter(|w| *w > MAX_WINDOW_BYTES) {
+        let reason = format!("must be at most {MAX_WINDOW_BYTES}");
+        return Err(Refusal::new("window_bytes", window, reason));
     }
     Ok(())
 }
@@ -374,8 +467,29 @@ pub fn accept_joins(
 }
 
 /// Opens a fresh port for one test, tells the client (`Ready`), and returns the `count`
-/// data connections that joined with the test's token.
+/// data connections that joined with the test's token. If they cannot be had, the client is
+/// told why (`rejected`, naming `streams`) before the error is returned.
 pub fn open_data_connections(
+    control: &mut TcpStream,
+    asked: &Asked,
+    count: u32,
+    limits: &Limits,
+) -> Result<Vec<TcpStream>> {
+    let joined = join_data_connections(control, asked, count, limits);
+    if let Err(e) = &joined {
+        let reason = match e {
+            ProbeError::Protocol(ProtoError::Timeout(_)) => format!(
+                "did not all join within {} ms",
+                limits.idle_timeout.as_millis()
+            ),
+            other => format!("could not be opened: {other}"),
+        };
+        let _ = proto::send(control, &Refusal::new("streams", count, reason).message());
+    }
+    joined
+}
+
+fn join_data_connections(
     control: &mut TcpStream,
     asked: &Asked,
     count: u32,
@@ -399,20 +513,6 @@ pub fn open_data_connections(
     accept_joins(&listener, &token, count, deadline, peer)
 }
 
-/// Sets `stop` when the client sends `Stop` (its user pressed Ctrl-C) or the control
-/// connection closes.
-pub fn watch_for_stop(control: &TcpStream, stop: Arc<AtomicBool>, until: Instant) {
-    let Ok(mut watcher) = control.try_clone() else {
-        return;
-    };
-    thread::spawn(move || {
-        let got = proto::receive(&mut watcher, MAX_REQUEST_FRAME_BYTES, until, "stop");
-        if !matches!(got, Err(ProtoError::Timeout(_))) {
-            stop.store(true, Ordering::Relaxed);
-        }
-    });
-}
-
 fn serve_tcp(mut control: TcpStream, request: &TcpRequest, limits: &Limits) -> Result<()> {
     if let Err(refusal) = validate_tcp(request, limits) {
         proto::send(&mut control, &refusal.message())?;
@@ -432,9 +532,9 @@ fn serve_tcp(mut control: TcpStream, request: &TcpRequest, limits: &Limits) -> R
     proto::send(&mut control, &Message::Begin {})?;
     let start = Instant::now();
     let hard_stop = start + limits.max_duration + Duration::from_secs(5);
-    let stop = Arc::new(AtomicBool::new(false));
-    watch_for_stop(&control, Arc::clone(&stop), hard_stop);
-    let run = run_tcp_streams(&joined, request, limits, &stop, start);
+    let watch = StopWatch::start(&control, hard_stop);
+    let run = run_tcp_streams(&joined, request, limits, watch.flag(), start);
+    drop(watch);
     let streams = joined
         .iter()
         .zip(&run.counters)
@@ -560,21 +660,26 @@ fn run_tcp_streams(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn limits() -> Limits {
+    pub(crate) fn limits() -> Limits {
         Limits {
             max_streams: 128,
             max_duration: Duration::from_secs(60),
             max_bytes: 1 << 30,
             max_clients: 4,
+            max_handshakes: 8,
+            max_handshakes_per_address: 2,
+            max_handshakes_per_prefix: 4,
             handshake_timeout: Duration::from_secs(1),
             idle_timeout: Duration::from_secs(1),
             max_udp_datagrams: 1000,
+            max_udp_memory_bytes: 1 << 20,
             max_rr_count: 10,
             max_response_bytes: 1 << 20,
             max_samples: 100_000,
+            stale_partial: Duration::from_secs(3600),
         }
     }
 
@@ -634,6 +739,28 @@ mod tests {
             ..request()
         };
         assert_eq!(refused_field(&fast), Some("sample_interval_ns"));
+    }
+
+    #[test]
+    fn socket_settings_the_kernel_would_refuse_are_refused_by_name() {
+        for (mss, refused) in [
+            (4_294_967_295, true),
+            (87, true),
+            (88, false),
+            (32_767, false),
+        ] {
+            let asked = TcpRequest {
+                mss_bytes: Some(mss),
+                ..request()
+            };
+            let want = refused.then_some("mss_bytes");
+            assert_eq!(refused_field(&asked), want, "mss {mss}");
+        }
+        let huge = TcpRequest {
+            window_bytes: Some(u64::MAX),
+            ..request()
+        };
+        assert_eq!(refused_field(&huge), Some("window_bytes"));
     }
 
     #[test]

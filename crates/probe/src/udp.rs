@@ -10,7 +10,6 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -27,6 +26,7 @@ use crate::error::{ProbeError, Result};
 use crate::proto::{self, Message, UdpRequest};
 use crate::report::{self, PeerReport, TrainReport};
 use crate::server::{self, Limits, Refusal};
+use crate::stop_watch::StopWatch;
 
 const MAGIC: u32 = 0x7463_7075; // "tcpu"
 const GAP_BETWEEN_TRAINS: Duration = Duration::from_millis(200);
@@ -108,8 +108,10 @@ fn session_of(token: &str) -> [u8; 8] {
     session
 }
 
-/// The statistics of one train from its arrivals, in arrival order.
+/// The statistics of one train from its arrivals, in arrival order. A sequence number the
+/// train never had (≥ `sent`) is not counted: received ≤ sent holds whatever arrives.
 pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arrival]) -> TrainReport {
+    let arrivals: Vec<Arrival> = arrivals.iter().filter(|a| a.seq < sent).copied().collect();
     let mut seen = std::collections::HashSet::new();
     let (mut reordered, mut duplicates, mut highest) = (0, 0, None::<u32>);
     let mut jitter_ns = 0.0f64;
@@ -186,6 +188,17 @@ fn validate(request: &UdpRequest, limits: &Limits) -> std::result::Result<(), Re
             ),
         ));
     }
+    let kept_bytes = kept_bytes(request);
+    if kept_bytes > limits.max_udp_memory_bytes {
+        return Err(Refusal::new(
+            "count",
+            request.count,
+            format!(
+                "the trains' arrivals would take {kept_bytes} bytes of the server's memory; it gives a test at most {}",
+                limits.max_udp_memory_bytes
+            ),
+        ));
+    }
     if let Some(s) = request.spacings_ns.iter().find(|s| **s > MAX_SPACING_NS) {
         return Err(Refusal::new(
             "spacings_ns",
@@ -206,6 +219,18 @@ fn validate(request: &UdpRequest, limits: &Limits) -> std::result::Result<(), Re
         ));
     }
     Ok(())
+}
+
+/// Arrivals a train keeps at most: each datagram once, and as many duplicates again.
+fn kept_per_train(count: u32) -> usize {
+    2 * count as usize
+}
+
+/// The memory the arrivals of a test may take at most.
+fn kept_bytes(request: &UdpRequest) -> u64 {
+    let trains = request.spacings_ns.len() as u64;
+    let arrivals = trains * kept_per_train(request.count) as u64;
+    arrivals * std::mem::size_of::<Arrival>() as u64
 }
 
 pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> Result<()> {
@@ -233,18 +258,17 @@ pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> R
     )?;
     proto::send(&mut control, &Message::Begin {})?;
     let start = Instant::now();
-    let stop = Arc::new(AtomicBool::new(false));
     let until = start + limits.max_duration + Duration::from_secs(5);
-    server::watch_for_stop(&control, Arc::clone(&stop), until);
+    let watch = StopWatch::start(&control, until);
     let arrivals = collect(
         &socket,
         &session_of(&token),
         request,
-        limits,
-        &stop,
+        watch.flag(),
         until,
         &ArrivalClock::new(stamps, start),
     );
+    drop(watch);
     let trains = request
         .spacings_ns
         .iter()
@@ -260,11 +284,13 @@ pub fn serve(mut control: TcpStream, request: &UdpRequest, limits: &Limits) -> R
     Ok(())
 }
 
+/// The arrivals of each train until the client stops. Memory is bounded by the request:
+/// a datagram of a train or sequence number the request did not have is not kept, nor more
+/// than `kept_per_train` of one train.
 fn collect(
     socket: &UdpSocket,
     session: &[u8; 8],
     request: &UdpRequest,
-    limits: &Limits,
     stop: &AtomicBool,
     until: Instant,
     clock: &ArrivalClock,
@@ -272,7 +298,7 @@ fn collect(
     let mut trains: Vec<Vec<Arrival>> = request.spacings_ns.iter().map(|_| Vec::new()).collect();
     let mut buf = vec![0u8; 65_536];
     let _ = socket.set_read_timeout(Some(Duration::from_millis(20)));
-    let mut kept: u64 = 0;
+    let most = kept_per_train(request.count);
     while !stop.load(Ordering::Relaxed) && Instant::now() < until {
         let Some((n, recv_ns)) = clock.receive(socket, &mut buf) else {
             continue;
@@ -280,17 +306,13 @@ fn collect(
         let Some((train, seq, send_ns)) = decode(&buf[..n], session) else {
             continue;
         };
-        // Bounded memory: never more arrivals than the request allowed (duplicates included).
-        if let Some(list) = trains
-            .get_mut(train as usize)
-            .filter(|_| kept < 2 * limits.max_udp_datagrams)
-        {
+        let list = trains.get_mut(train as usize);
+        if let Some(list) = list.filter(|list| seq < request.count && list.len() < most) {
             list.push(Arrival {
                 seq,
                 send_ns,
                 recv_ns,
             });
-            kept += 1;
         }
     }
     trains
@@ -395,6 +417,7 @@ pub fn run(options: &UdpOptions, interrupted: &AtomicBool) -> Result<UdpRunRepor
         Message::Results(report) => report.trains,
         other => return Err(unexpected(other, "results")),
     };
+    check_counts(&trains, &options.request)?;
     let report = UdpRunReport {
         tool: "tcpeval-probe".into(),
         mode: "udp".into(),
@@ -407,6 +430,29 @@ pub fn run(options: &UdpOptions, interrupted: &AtomicBool) -> Result<UdpRunRepor
     };
     report::write_json(&options.out, "udp.json", &report)?;
     Ok(report)
+}
+
+/// A server's report is checked before it is written: no train can have more datagrams
+/// received than sent, and none can be missing.
+fn check_counts(trains: &[TrainReport], request: &UdpRequest) -> Result<()> {
+    if trains.len() != request.spacings_ns.len() {
+        let reason = format!(
+            "{} trains sent, {} reported",
+            request.spacings_ns.len(),
+            trains.len()
+        );
+        return Err(ProbeError::invalid("trains", trains.len(), reason));
+    }
+    for (i, train) in trains.iter().enumerate() {
+        if train.sent != request.count || train.received > train.sent {
+            let reason = format!(
+                "the server reported {} received of {} sent in train {i}; {} were sent",
+                train.received, train.sent, request.count
+            );
+            return Err(ProbeError::invalid("trains", i, reason));
+        }
+    }
+    Ok(())
 }
 
 /// A UDP socket on an ephemeral port, connected to `to` (so `send` needs no address).
@@ -524,6 +570,38 @@ mod tests {
         );
         // Transit times 100, 100, 120, 120 ns: a spread of 20.
         assert_eq!(r.owd_variation_ns, 20);
+    }
+
+    #[test]
+    fn sequence_numbers_the_train_never_had_are_not_counted() {
+        // One datagram sent; a hostile client sends 1000 distinct sequence numbers.
+        let a: Vec<Arrival> = (0..1000)
+            .map(|seq| Arrival {
+                seq,
+                send_ns: 0,
+                recv_ns: 1,
+            })
+            .collect();
+        let r = summarize(0, 1, 1000, &a);
+        assert_eq!((r.sent, r.received, r.lost), (1, 1, 0));
+    }
+
+    #[test]
+    fn the_memory_a_test_may_keep_is_refused_by_count_above_the_cap() {
+        let limits = Limits {
+            max_udp_memory_bytes: 48_000,
+            ..crate::server::tests::limits()
+        };
+        let request = |count: u32| UdpRequest {
+            size_bytes: 100,
+            count,
+            spacings_ns: vec![0],
+        };
+        // 1000 datagrams keep at most 2000 arrivals of 24 bytes: 48 000 bytes.
+        assert_eq!(std::mem::size_of::<Arrival>(), 24);
+        assert!(validate(&request(1000), &limits).is_ok());
+        let refused = validate(&request(1001), &limits).err().unwrap();
+        assert_eq!((refused.field, refused.value.as_str()), ("count", "1001"));
     }
 
     #[test]

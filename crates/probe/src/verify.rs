@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::datapath::{Counters, BUFFER_BYTES};
-use crate::root::Partial;
+use crate::partial::Partial;
 use crate::transfer::{self, Range, RangeDigest};
 
 /// The receiver's answer: what is on disk per range, and whether the file was committed.
@@ -41,15 +41,16 @@ impl Verdict {
 }
 
 /// Verifies the received file against the sender's digests and commits it. An incomplete
-/// file is kept (hidden) for `--resume`; a corrupt one, or one a disk error hit, is
-/// removed. `received` is each range's outcome: the bytes it now holds, or the disk error
-/// that ended it.
+/// file is kept (hidden) for a resume if `keep_incomplete`, removed otherwise; a corrupt
+/// one, or one a disk error hit, is removed. `received` is each range's outcome: the bytes
+/// it now holds, or the disk error that ended it.
 pub fn settle(
     partial: Partial,
     ranges: &[Range],
     sent: &[RangeDigest],
     received: Vec<std::io::Result<u64>>,
     counters: &[Counters],
+    keep_incomplete: bool,
 ) -> Verdict {
     let bytes: std::io::Result<Vec<u64>> = received.into_iter().collect();
     let verified = bytes
@@ -68,7 +69,8 @@ pub fn settle(
     let problem = match mismatch(ranges, sent, &verification.digests) {
         None => partial.commit().err().map(|e| e.to_string()),
         Some(Mismatch::Incomplete(problem)) => {
-            partial.keep();
+            let held: Vec<u64> = verification.digests.iter().map(|d| d.bytes).collect();
+            partial.give_up(keep_incomplete, ranges, &held);
             Some(problem)
         }
         Some(Mismatch::Corrupt(problem)) => {
