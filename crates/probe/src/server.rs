@@ -95,8 +95,7 @@ struct Shared {
 /// `root`: the directory copies may use; without one, copies are rejected.
 pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits, root: Option<Root>) -> Result<()> {
     raise_descriptor_limit();
-    let listener = TcpListener::bind(listen)
-        .map_err(|e| ProbeError::io(format!("listening on {listen}"), e))?;
+    let listener = control_listener(listen)?;
     let local = listener
         .local_addr()
         .map_err(|e| ProbeError::io("local address", e))?;
@@ -130,6 +129,27 @@ pub fn serve(listen: SocketAddr, secret: Secret, limits: Limits, root: Option<Ro
             }
         }
     }
+}
+
+/// The connections the kernel completes and queues while the accept loop is busy. Under a
+/// flood, a client whose handshake finds the queue full has its SYN dropped and retries a
+/// second later; std's queue of 128 is short for a server strangers reach (the kernel caps
+/// it at `net.core.somaxconn`).
+const ACCEPT_QUEUE: i32 = 1024;
+
+fn control_listener(listen: SocketAddr) -> Result<TcpListener> {
+    let io = |e| ProbeError::io(format!("listening on {listen}"), e);
+    let socket = Socket::new(
+        Domain::for_address(listen),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )
+    .map_err(io)?;
+    // As std's listener does: a restarted server binds again though old connections linger.
+    socket.set_reuse_address(true).map_err(io)?;
+    socket.bind(&listen.into()).map_err(io)?;
+    socket.listen(ACCEPT_QUEUE).map_err(io)?;
+    Ok(socket.into())
 }
 
 /// A server holds a descriptor per handshake, two per stream (the socket and the sampler's)

@@ -13,11 +13,14 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crate::datapath::{self, POLL};
+use crate::datapath;
 use crate::proto::{self, MAX_REQUEST_FRAME_BYTES};
 
 /// How long the watcher gives a message that has begun to arrive.
 const MESSAGE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often the watcher looks whether the test is over: its end waits this long at most,
+/// and a hundred wake-ups a second cost a test nothing it would measure.
+const POLL: Duration = Duration::from_millis(10);
 
 pub struct StopWatch {
     stop: Arc<AtomicBool>,
@@ -116,7 +119,7 @@ mod tests {
         let flag = Arc::clone(watch.flag());
         let dropped = Instant::now();
         drop(watch);
-        // Joined within one poll interval (50 ms), with room for a loaded machine.
+        // Joined within one poll interval (10 ms), with room for a loaded machine.
         assert!(
             dropped.elapsed() < Duration::from_millis(500),
             "{:?}",
