@@ -10,9 +10,11 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -168,10 +170,12 @@ def test_escapes_are_refused_and_nothing_is_written_outside_root(paired, dirs) -
         "../x": "has a . or .. component",
         f"{outside}/x": "is absolute",
         "out/x": "passes through a symlink",
+        "x\nclient 10.9.9.9:1: FORGED": "contains a control character",
     }
     for remote, reason in attempts.items():
         message = refused(hosts, settings(server, secret, source, remote), dirs["out"])
-        assert message.startswith(f"server rejected name: '{remote}' {reason}"), message
+        shown = remote.replace("\n", "\\u{a}")  # the server names it escaped
+        assert message.startswith(f"server rejected name: '{shown}' {reason}"), message
     for remote in ("../outside/secret.txt", "out/secret.txt", "secret.txt"):
         message = refused(hosts, settings(server, secret, fetched, remote, get=True), dirs["out"])
         assert "server rejected name" in message, message
@@ -223,10 +227,12 @@ def test_a_server_without_root_rejects_copies(tmp_path: Path, dirs) -> None:
 
 
 def big_put(slow, dirs: dict[str, Path]) -> tuple[Lab, Hosts, Path, CopySettings]:
-    """A 20 MB file to put over two streams on the slow path: about 8 s."""
+    """A 20 MB file to put over two streams on the slow path (about 8 s), with --resume from
+    the first try: only then does the server keep what arrived if it is cut short."""
     the_lab, hosts, server, secret = slow
     source = random_file(dirs["local"] / "big.bin", 20_000_000)
-    return the_lab, hosts, source, settings(server, secret, source, "big.bin", streams=2)
+    copy = settings(server, secret, source, "big.bin", streams=2, resume=True)
+    return the_lab, hosts, source, copy
 
 
 def interrupt(the_lab: Lab, hosts: Hosts, copy: CopySettings, out: Path, sig: int) -> int:
@@ -248,17 +254,29 @@ def unlocked(partial: Path) -> bool:
 
 
 def test_the_server_cuts_a_copy_at_its_duration_limit(tmp_path: Path, dirs) -> None:
+    partial = dirs["root"] / PARTIAL.format("big.bin")
     with lab() as the_lab:
         hosts = the_lab.routed(SLOW_RATE_BPS, QUEUE_BYTES)
         secret = secret_file(tmp_path)
         server = start_server(the_lab, hosts, secret, dirs["root"], "--max-duration-s", "1")
         source = random_file(dirs["local"] / "big.bin", 20_000_000)  # 8 s at 20 Mb/s
-        report = run_copy(settings(server, secret, source, "big.bin", streams=2), dirs["out"],
-                          in_ns(hosts.client_ns))  # fmt: skip
-    assert report["committed"] is False
-    assert report["problem"].startswith("incomplete: range ")
-    assert report["problem"].endswith("(cut at this server's limit of 1 s)")
-    assert [p.name for p in dirs["root"].iterdir()] == [PARTIAL.format("big.bin")]
+        copy = settings(server, secret, source, "big.bin", streams=2)
+        report = run_copy(copy, dirs["out"], in_ns(hosts.client_ns))
+        # Not asked to resume: nothing stays.
+        assert list(dirs["root"].iterdir()) == []
+        resumable = run_copy(copy.model_copy(update={"resume": True}), dirs["out"],
+                             in_ns(hosts.client_ns))  # fmt: skip
+        wait_for(lambda: unlocked(partial), "the server to let go of the partial file")
+    for cut in (report, resumable):
+        assert cut["committed"] is False
+        assert cut["problem"].startswith("incomplete: range ")
+        assert cut["problem"].endswith("(cut at this server's limit of 1 s)")
+    # Asked to resume: what arrived stays, and only that takes disk space (the reservation
+    # of the whole file is given back), to within a 4 KiB block per range.
+    assert [p.name for p in dirs["root"].iterdir()] == [partial.name]
+    arrived = sum(r["received_bytes"] for r in resumable["ranges"])
+    assert 0 < arrived < 20_000_000
+    assert partial.stat().st_blocks * 512 <= arrived + 2 * 4096
 
 
 def test_an_interrupted_copy_is_reported_incomplete_and_resumes(slow, dirs) -> None:
@@ -424,3 +442,70 @@ def test_the_verdict_names_the_slowest_rate_the_copy_ran_near() -> None:
     alone = {"direction": "put", "rate_bps": 9e9, "memory_to_memory": {"rate_bps": 10e9}}
     assert verdict(alone).startswith("limited by the network: the copy ran at 90%")
     assert verdict({"direction": "put", "rate_bps": 1e9}) is None
+
+
+@pytest.fixture
+def small_root(tmp_path: Path, dirs: dict[str, Path]) -> Iterator[Path]:
+    """The root on a 64 MiB tmpfs of the test's own, unmounted whatever happens."""
+    root = dirs["root"]
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", "-l", str(root)], check=False)
+
+
+def test_concurrent_puts_are_admitted_only_as_far_as_the_disk_holds_them(
+    tmp_path: Path, dirs, small_root: Path
+) -> None:
+    size_bytes = 40_000_000
+    with lab() as the_lab:
+        hosts = the_lab.pair()
+        secret = secret_file(tmp_path)
+        server = start_server(the_lab, hosts, secret, small_root)
+        puts = []
+        for name in ("a.bin", "b.bin", "c.bin"):
+            source = random_file(dirs["local"] / name, size_bytes)
+            copy = settings(server, secret, source, name, streams=2)
+            (dirs["out"] / name).mkdir()
+            puts.append(start_copy(the_lab, hosts, copy, dirs["out"] / name))
+        ends = [(p.wait(timeout=120), p.stderr.read()) for p in puts]
+        # A resume of a name never copied, refused for want of room, leaves no empty file.
+        late = random_file(dirs["local"] / "d.bin", size_bytes)
+        late_copy = settings(server, secret, late, "d.bin", resume=True)
+        late_refusal = refused(hosts, late_copy, dirs["out"] / "d")
+    committed = [code for code, _ in ends if code == 0]
+    refusals = [err.strip() for code, err in ends if code == 2]
+    print(f"three 40 MB puts on a 64 MiB root: exit codes {[c for c, _ in ends]}; {refusals}")
+    assert len(committed) == 1, ends
+    assert len(refusals) == 2, ends
+    for refusal in [*refusals, late_refusal]:
+        assert re.fullmatch(
+            r"(error: )?server rejected name: '[a-d]\.bin' needs 40000000 bytes; "
+            r"its file system has \d+ free",
+            refusal,
+        ), refusal
+    (kept,) = [p.name for p in small_root.iterdir()]
+    assert (small_root / kept).read_bytes() == (dirs["local"] / kept).read_bytes()
+
+
+def test_stale_partial_files_are_removed_at_start_and_as_they_age(tmp_path: Path, dirs) -> None:
+    root = dirs["root"]
+    old = root / PARTIAL.format("old.bin")
+    old.write_bytes(b"x" * 4096)
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    fresh = root / PARTIAL.format("fresh.bin")
+    with lab() as the_lab:
+        hosts = the_lab.pair()
+        secret = secret_file(tmp_path)
+        fresh.write_bytes(b"y" * 4096)
+        start_server(the_lab, hosts, secret, root, "--stale-partial-s", "3")
+        started = time.monotonic()
+        wait_for(lambda: not old.exists(), "the sweep at start", timeout_s=2.0)
+        assert fresh.exists()
+        # Swept every 1.5 s: gone between 3 s and 3 + 1.5 s (and some slack) after its write.
+        wait_for(lambda: not fresh.exists(), "a periodic sweep", timeout_s=6.0)
+        swept_after_s = time.monotonic() - started
+    print(f"the fresh partial file was swept {swept_after_s:.1f} s after the server started")
+    assert swept_after_s >= 2.5

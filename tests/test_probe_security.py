@@ -119,13 +119,14 @@ def test_a_secret_on_the_command_line_is_impossible_and_loose_files_are_refused(
     tmp_path: Path,
 ) -> None:
     loose = secret_file(tmp_path, "loose")
-    loose.chmod(0o644)
-    done = subprocess.run(
-        [str(probe_binary()), "serve", "--listen", "127.0.0.1:0", "--secret-file", str(loose)],
-        capture_output=True, text=True, timeout=10, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "readable by other users" in done.stderr
+    for mode, complaint in ((0o644, "readable by other users"), (0o602, "writable by other users")):
+        loose.chmod(mode)
+        done = subprocess.run(
+            [str(probe_binary()), "serve", "--listen", "127.0.0.1:0", "--secret-file", str(loose)],
+            capture_output=True, text=True, timeout=10, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2
+        assert f"{complaint}; chmod 600 it" in done.stderr
     assert (
         "--secret "
         not in subprocess.run(
