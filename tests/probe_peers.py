@@ -13,12 +13,14 @@ import argparse
 import hashlib
 import hmac
 import json
+import random
 import selectors
 import socket
 import struct
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,19 @@ def logins(args: argparse.Namespace) -> dict[str, Any]:
             errors.append(f"{type(error).__name__}: {error}")
         time.sleep(max(0.0, args.interval_s - (time.monotonic() - started)))
     return {"times_s": times, "errors": errors}
+
+
+def logins_at_once(args: argparse.Namespace) -> dict[str, Any]:
+    """`count` logins held open together: how many the server welcomed."""
+    secret, held, errors = read_secret(args.secret_file), [], []
+    for _ in range(args.count):
+        try:
+            held.append(login(args.host, args.port, secret, args.source))
+        except (OSError, ConnectionError) as error:
+            errors.append(f"{type(error).__name__}: {error}")
+    for sock in held:
+        sock.close()
+    return {"welcomed": len(held), "errors": errors}
 
 
 def silent_threads(args: argparse.Namespace) -> dict[str, Any]:
@@ -244,8 +259,171 @@ def udp_beyond_count(args: argparse.Namespace) -> dict[str, Any]:
     return {"report": read_frame(control)}
 
 
+def slowloris(args: argparse.Namespace) -> dict[str, Any]:
+    """`threads` connections that each send a frame a byte every 0.3 s, reconnecting when
+    the server drops them."""
+    stop = time.monotonic() + args.seconds
+    counts = {"connections": 0, "dropped": 0}
+    lock = threading.Lock()
+    body = frame({"type": "auth", "version": VERSION, "mac": "00" * 32})
+
+    def one() -> None:
+        while time.monotonic() < stop:
+            try:
+                sock = connect(args.host, args.port, args.source, timeout_s=1.0)
+                with lock:
+                    counts["connections"] += 1
+                for byte in body:
+                    if time.monotonic() >= stop:
+                        break
+                    sock.sendall(bytes([byte]))
+                    time.sleep(0.3)
+            except OSError:
+                pass
+            with lock:
+                counts["dropped"] += 1
+            sock.close()
+
+    workers = [threading.Thread(target=one) for _ in range(args.threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return counts
+
+
+def oversized(args: argparse.Namespace) -> dict[str, Any]:
+    """Frames over every bound, until `seconds` pass: a 2 GiB length before authenticating,
+    and, logged in, requests far over the server's limits. The answers, counted."""
+    secret, answers = read_secret(args.secret_file), Counter()
+    huge_requests = [
+        tcp_request(streams=1_000_000),
+        tcp_request(duration_ns=10**18),
+        {"type": "start_udp", "size_bytes": 64, "count": 4_000_000_000, "spacings_ns": [0]},
+        {"type": "start_rr", "request_bytes": 4_000_000_000, "response_bytes": 2**63,
+         "count": 4_000_000_000, "cc": None},
+    ]  # fmt: skip
+    stop = time.monotonic() + args.seconds
+    while time.monotonic() < stop:
+        try:
+            sock = connect(args.host, args.port, args.source)
+            read_frame(sock)
+            sock.sendall(struct.pack(">I", 2**31) + b"x" * 1000)
+            answers[read_frame(sock)["type"]] += 1
+            sock.close()
+            for request in huge_requests:
+                control = login(args.host, args.port, secret, args.source)
+                control.sendall(frame(request))
+                answers[read_frame(control).get("field", "no field")] += 1
+                control.close()
+        except (OSError, ConnectionError) as error:
+            answers[type(error).__name__] += 1
+        time.sleep(0.05)
+    return dict(answers)
+
+
+# Names and values fuzzed frames are built from: the protocol's own, and some that hurt.
+FIELDS = ["type", "version", "mac", "streams", "duration_ns", "bytes", "reverse", "cc",
+          "window_bytes", "mss_bytes", "pacing_bps", "sample_interval_ns", "name",
+          "size_bytes", "count", "spacings_ns", "token", "stream", "resume",
+          "overwrite"]  # fmt: skip
+TYPES = ["auth", "start_tcp", "start_udp", "start_rr", "start_put", "start_get", "start_disk",
+         "join", "stop", "sent", "held", "hello", "x\n\u001b[2J", "A" * 5000]  # fmt: skip
+VALUES: list[Any] = [0, 1, -1, 2**32, 2**64, 1e308, None, True, "", "../../etc/passwd",
+                     "a\nb", "\u202e", [], {}, [0] * 100, "0" * 64]  # fmt: skip
+
+
+def fuzzed_body(rng: random.Random) -> bytes:
+    """One frame (length header included) of a random kind."""
+    kind = rng.randrange(6)
+    if kind == 0:
+        return frame_bytes(bytes(rng.randrange(256) for _ in range(rng.randrange(300))))
+    if kind == 1:
+        fields = {rng.choice(FIELDS): rng.choice(VALUES) for _ in range(rng.randrange(8))}
+        return frame(json.dumps({"type": rng.choice(TYPES)} | fields))
+    valid = json.dumps(rng.choice([
+        {"type": "auth", "version": VERSION, "mac": "ab" * 32},
+        tcp_request(),
+        {"type": "start_put", "name": "f", "size_bytes": 10, "streams": 1, "overwrite": False,
+         "resume": False},
+        {"type": "start_udp", "size_bytes": 64, "count": 10, "spacings_ns": [1000]},
+    ])).encode()  # fmt: skip
+    if kind == 2:
+        at = rng.randrange(len(valid))
+        return frame_bytes(valid[:at] + bytes([rng.randrange(256)]) + valid[at + 1 :])
+    if kind == 3:
+        return frame_bytes(valid[: rng.randrange(len(valid))])
+    if kind == 4:
+        return struct.pack(">I", rng.choice([0, 65_537, 2**31, 2**32 - 1])) + valid
+    return frame(INJECTION.replace("x\\n", "x" * rng.randrange(70_000) + "\\n"))
+
+
+def frame_bytes(body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + body
+
+
+def fuzz_one(
+    args: argparse.Namespace, rng: random.Random, secret: bytes | None, source: str | None
+) -> str:
+    """Sends one fuzzed frame (after logging in if `secret`); how the server answered."""
+    try:
+        if secret is None:
+            sock = connect(args.host, args.port, source, timeout_s=args.answer_s)
+            if read_frame(sock)["type"] != "hello":
+                sock.close()
+                return "refused at once"
+        else:
+            sock = login(args.host, args.port, secret, source)
+            sock.settimeout(args.answer_s)
+    except (OSError, ConnectionError) as error:
+        return f"no welcome ({type(error).__name__})"
+    try:
+        sock.sendall(fuzzed_body(rng))
+        answer = read_frame(sock).get("type", "untyped")
+        if answer == "ready":  # a test really started: leave it to end at its idle timeout
+            return "test started"
+        return answer
+    except TimeoutError:
+        return "hang"
+    except (OSError, ConnectionError, ValueError):
+        return "closed"
+    finally:
+        sock.close()
+
+
+def fuzz(args: argparse.Namespace) -> dict[str, Any]:
+    """`cases` fuzzed frames over `threads` connections at a time (a tenth of them after
+    logging in), or as many as `seconds` allow; the count of each outcome."""
+    secret = read_secret(args.secret_file)
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+    stop = time.monotonic() + args.seconds
+    left = [args.cases]
+
+    def one(worker: int) -> None:
+        rng = random.Random(args.seed * 1000 + worker)
+        # On loopback each worker can be a network of its own, within every per-source bound.
+        source = f"127.0.{200 + worker}.1" if args.spread else args.source
+        while time.monotonic() < stop:
+            with lock:
+                if left[0] == 0:
+                    return
+                left[0] -= 1
+            outcome = fuzz_one(args, rng, secret if rng.random() < 0.1 else None, source)
+            with lock:
+                outcomes[outcome] += 1
+
+    workers = [threading.Thread(target=one, args=(i,)) for i in range(args.threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return dict(outcomes)
+
+
 MODES = {
     "logins": logins,
+    "logins-at-once": logins_at_once,
     "silent-threads": silent_threads,
     "held-connections": held_connections,
     "inject": inject,
@@ -253,6 +431,9 @@ MODES = {
     "join-timeout": join_timeout,
     "request": request,
     "udp-beyond-count": udp_beyond_count,
+    "slowloris": slowloris,
+    "oversized": oversized,
+    "fuzz": fuzz,
 }
 
 
@@ -273,6 +454,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--long", action="store_true")
     parser.add_argument("--sent", type=int, default=1000)
     parser.add_argument("--json")
+    parser.add_argument("--cases", type=int, default=1_000_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--answer-s", type=float, default=15.0)
+    parser.add_argument("--spread", action="store_true")
     return parser.parse_args(argv)
 
 

@@ -10,95 +10,22 @@ the legitimate client from 127.0.1.1, a network of its own. The server's log goe
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tcpeval.lab.netns import listening_address
+from probe_server import served, start
 from tcpeval.probe import probe_binary
-from tcpeval.probe.netns import Lab, lab, secret_file
-from tcpeval.processes import die_with_parent
+from tcpeval.probe.netns import lab
 
-PEERS = Path(__file__).with_name("probe_peers.py")
 CLIENT_SOURCE = "127.0.1.1"
 STRANGER = "127.0.9.1"
 # The bound the server must keep under a flood, for every login (the goal as stated).
 LOGIN_BOUND_S = 2.0
 # The server's own log rate limit (log.rs): lines a source may write per 10 s window.
 LINES_PER_SOURCE = 20
-
-
-@dataclass
-class Served:
-    the_lab: Lab
-    ns: str
-    port: int
-    secret: Path
-    process: subprocess.Popen[str]
-    log: Path
-
-    def peer_command(self, mode: str, *args: str) -> list[str]:
-        return [
-            "ip", "netns", "exec", self.ns, sys.executable, str(PEERS), mode, "127.0.0.1",
-            str(self.port), "--secret-file", str(self.secret), *args,
-        ]  # fmt: skip
-
-    def peers(self, mode: str, *args: str, timeout_s: float = 120) -> dict:
-        """Runs peers to their end; what they printed."""
-        done = subprocess.run(
-            self.peer_command(mode, *args), capture_output=True, text=True,
-            timeout=timeout_s, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    def start_peers(self, mode: str, *args: str) -> subprocess.Popen[str]:
-        """Starts peers beside the test; stopped with the namespace if the test fails."""
-        process = subprocess.Popen(
-            self.peer_command(mode, *args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent,
-        )  # fmt: skip
-        self.the_lab.processes.append(process)
-        return process
-
-    def threads(self) -> int:
-        return len(os.listdir(f"/proc/{self.process.pid}/task"))
-
-    def fds(self) -> int:
-        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
-
-    def cpu_s(self) -> float:
-        """User and system CPU time the server has used."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@contextmanager
-def served(tmp_path: Path, *flags: str, wrapper: tuple[str, ...] = ()) -> Iterator[Served]:
-    """A server on 127.0.0.1 in a fresh namespace, its log in `tmp_path/server.log`."""
-    with lab() as the_lab:
-        ns = the_lab.namespace("s")
-        secret = secret_file(tmp_path)
-        log = tmp_path / "server.log"
-        command = [
-            "ip", "netns", "exec", ns, *wrapper, str(probe_binary()), "serve", "--listen",
-            "127.0.0.1:0", "--secret-file", str(secret), *flags,
-        ]  # fmt: skip
-        with log.open("w") as stderr:
-            process = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=stderr, text=True,
-                preexec_fn=die_with_parent,
-            )  # fmt: skip
-        the_lab.processes.append(process)
-        port = int(listening_address(process, "the probe server").rsplit(":", 1)[1])
-        yield Served(the_lab, ns, port, secret, process, log)
 
 
 FLOODS = {
@@ -233,3 +160,79 @@ def test_udp_counts_no_more_than_was_sent_and_memory_is_bounded(tmp_path: Path) 
     assert refused["answer"]["value"] == "1001"
     reason = refused["answer"]["reason"]
     assert "48048 bytes of the server's memory; it gives a test at most 48000" in reason
+
+
+# The soak: a measurement through a bottleneck while strangers attack the server beside it.
+SOAK_RATE_BPS = 50_000_000
+SOAK_QUEUE_BYTES = 150_000
+SOAK_SECONDS = 8
+# The goal as stated: attacked, the client's rate is within 10% of its quiet rate.
+SOAK_RATE_TOLERANCE = 0.10
+# Bounds from the server's own limits at their defaults: 64 handshakes (a thread and two
+# descriptors each), 4 tests of at most 5 threads and 8 descriptors with one stream (control,
+# its watcher, data listener, stream, sampler), 2 threads and 4 descriptors idle, rounded up.
+SOAK_MAX_THREADS = 100
+SOAK_MAX_FDS = 200
+# A few MiB idle; each handshake may hold one 64 KiB frame (4 MiB in all), each test 128 KiB of
+# buffer per stream and its history: 64 MiB leaves room for the allocator and nothing else.
+SOAK_MAX_RSS_BYTES = 64 << 20
+ATTACKS = {
+    "silent-threads": ("--threads", "6"),
+    "slowloris": ("--threads", "4"),
+    "fuzz": ("--threads", "2", "--answer-s", "5"),
+    "inject": ("--long", "--times", "400"),
+    "oversized": (),
+}
+
+
+def measured_rate_bps(the_lab, client_ns: str, server: str, secret: Path, out: Path) -> float:
+    the_lab.in_ns(
+        client_ns, str(probe_binary()), "tcp", server, "--secret-file", str(secret),
+        "--duration-ms", str(SOAK_SECONDS * 1000), "--out", str(out),
+    )  # fmt: skip
+    summary = json.loads((out / "summary.json").read_text())
+    return sum(s["bytes_delivered"] * 8e9 / s["end_ns"] for s in summary["streams"])
+
+
+def test_a_measurement_beside_every_attack_at_once_keeps_its_rate(tmp_path: Path) -> None:
+    with lab() as the_lab:
+        hosts = the_lab.routed(SOAK_RATE_BPS, SOAK_QUEUE_BYTES)
+        # Strangers come over a link of their own, so they load the server, not the path.
+        strangers = the_lab.namespace("a")
+        their_link, _ = the_lab.link(strangers, "10.77.3.10", hosts.server_ns, "10.77.3.2", "z")
+        server = start(the_lab, hosts.server_ns, "0.0.0.0:0", tmp_path)
+        server.peer_ns, server.host = strangers, "10.77.3.2"
+        address = f"{hosts.server_ip}:{server.port}"
+        quiet = measured_rate_bps(the_lab, hosts.client_ns, address, server.secret, tmp_path / "q")
+        attacks = {}
+        for i, (mode, args) in enumerate(ATTACKS.items()):
+            source = f"10.77.3.{20 + i}"  # an address each, all in one /24
+            the_lab.in_ns(strangers, "ip", "addr", "add", f"{source}/24", "dev", their_link)
+            until = ("--seconds", str(SOAK_SECONDS + 3))
+            attacks[mode] = server.start_peers(mode, "--source", source, *until, *args)
+        time.sleep(1.0)
+        peaks = [0, 0, 0]
+        attacked_rate = [0.0]
+
+        def measure() -> None:
+            attacked_rate[0] = measured_rate_bps(
+                the_lab, hosts.client_ns, address, server.secret, tmp_path / "a"
+            )
+
+        measuring = threading.Thread(target=measure)
+        measuring.start()
+        while measuring.is_alive():
+            figures = (server.threads(), server.fds(), server.rss_bytes())
+            peaks = [max(p, f) for p, f in zip(peaks, figures, strict=True)]
+            time.sleep(0.25)
+        measuring.join()
+        outcomes = {mode: json.loads(p.communicate(timeout=60)[0]) for mode, p in attacks.items()}
+    attacked = attacked_rate[0]
+    print(
+        f"quiet {quiet / 1e6:.1f} Mb/s, attacked {attacked / 1e6:.1f} Mb/s; server peaks: "
+        f"{peaks[0]} threads, {peaks[1]} fds, {peaks[2] / 2**20:.1f} MiB; attacks: {outcomes}"
+    )
+    assert abs(attacked - quiet) <= SOAK_RATE_TOLERANCE * quiet
+    assert peaks[0] <= SOAK_MAX_THREADS
+    assert peaks[1] <= SOAK_MAX_FDS
+    assert peaks[2] <= SOAK_MAX_RSS_BYTES
