@@ -152,9 +152,10 @@ fn control_listener(listen: SocketAddr) -> Result<TcpListener> {
     Ok(socket.into())
 }
 
-/// A server holds a descriptor per handshake, two per stream (the socket and the sampler's)
-/// and a few per test: the common soft limit of 1024 is below what its default bounds allow.
-/// Raise it to the hard limit the administrator set.
+/// A server holds two descriptors per handshake (the socket and the admission table's), two
+/// per stream (the socket and the sampler's) and a few per test: the common soft limit of
+/// 1024 is below what its default bounds allow. Raise it to the hard limit the administrator
+/// set.
 fn raise_descriptor_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
@@ -174,7 +175,8 @@ fn admit(control: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
         Err(crowded) => return refuse_crowded(control, peer, crowded),
     };
     if let Some(displaced) = granted.displaced {
-        log().client(displaced, "handshake cut off to make room: every handshake slot was taken and its network held the most");
+        let why = "every handshake slot was taken and its network held the most";
+        log().client(displaced, format!("handshake cut off to make room: {why}"));
     }
     let shared_for_thread = Arc::clone(shared);
     let spawned = thread::Builder::new().spawn(move || {
