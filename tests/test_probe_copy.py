@@ -272,11 +272,12 @@ def test_the_server_cuts_a_copy_at_its_duration_limit(tmp_path: Path, dirs) -> N
         assert cut["problem"].startswith("incomplete: range ")
         assert cut["problem"].endswith("(cut at this server's limit of 1 s)")
     # Asked to resume: what arrived stays, and only that takes disk space (the reservation
-    # of the whole file is given back), to within a 4 KiB block per range.
+    # of the whole file is given back): each range rounded up to a whole 4 KiB block, and one
+    # block more the file system may keep for the file's extent tree (ext4 counts it).
     assert [p.name for p in dirs["root"].iterdir()] == [partial.name]
     arrived = sum(r["received_bytes"] for r in resumable["ranges"])
     assert 0 < arrived < 20_000_000
-    assert partial.stat().st_blocks * 512 <= arrived + 2 * 4096
+    assert partial.stat().st_blocks * 512 <= arrived + 2 * 4096 + 4096
 
 
 def test_an_interrupted_copy_is_reported_incomplete_and_resumes(slow, dirs) -> None:
