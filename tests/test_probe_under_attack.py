@@ -10,8 +10,8 @@ the legitimate client from 127.0.1.1, a network of its own. The server's log goe
 from __future__ import annotations
 
 import json
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -216,22 +216,16 @@ def test_a_measurement_beside_every_attack_at_once_keeps_its_rate(tmp_path: Path
             attacks[mode] = server.start_peers(mode, "--source", source, *until, *args)
         time.sleep(1.0)
         peaks = [0, 0, 0]
-        attacked_rate = [0.0]
-
-        def measure() -> None:
-            attacked_rate[0] = measured_rate_bps(
-                the_lab, hosts.client_ns, address, server.secret, tmp_path / "a"
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            measuring = pool.submit(
+                measured_rate_bps, the_lab, hosts.client_ns, address, server.secret, tmp_path / "a"
             )
-
-        measuring = threading.Thread(target=measure)
-        measuring.start()
-        while measuring.is_alive():
-            figures = (server.threads(), server.fds(), server.rss_bytes())
-            peaks = [max(p, f) for p, f in zip(peaks, figures, strict=True)]
-            time.sleep(0.25)
-        measuring.join()
+            while not measuring.done():
+                figures = (server.threads(), server.fds(), server.rss_bytes())
+                peaks = [max(p, f) for p, f in zip(peaks, figures, strict=True)]
+                time.sleep(0.25)
+            attacked = measuring.result()
         outcomes = {mode: json.loads(p.communicate(timeout=60)[0]) for mode, p in attacks.items()}
-    attacked = attacked_rate[0]
     print(
         f"quiet {quiet / 1e6:.1f} Mb/s, attacked {attacked / 1e6:.1f} Mb/s; server peaks: "
         f"{peaks[0]} threads, {peaks[1]} fds, {peaks[2] / 2**20:.1f} MiB; attacks: {outcomes}"
