@@ -446,10 +446,10 @@ def test_the_verdict_names_the_slowest_rate_the_copy_ran_near() -> None:
 
 
 @pytest.fixture
-def small_root(tmp_path: Path, dirs: dict[str, Path]) -> Iterator[Path]:
-    """The root on a 64 MiB tmpfs of the test's own, unmounted whatever happens."""
+def small_root(dirs: dict[str, Path]) -> Iterator[Path]:
+    """The root on a 16 MiB tmpfs of the test's own, unmounted whatever happens."""
     root = dirs["root"]
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(root)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(root)], check=True)
     try:
         yield root
     finally:
@@ -457,32 +457,30 @@ def small_root(tmp_path: Path, dirs: dict[str, Path]) -> Iterator[Path]:
 
 
 def test_concurrent_puts_are_admitted_only_as_far_as_the_disk_holds_them(
-    tmp_path: Path, dirs, small_root: Path
+    dirs, small_root: Path, slow
 ) -> None:
-    size_bytes = 40_000_000
-    with lab() as the_lab:
-        hosts = the_lab.pair()
-        secret = secret_file(tmp_path)
-        server = start_server(the_lab, hosts, secret, small_root)
-        puts = []
-        for name in ("a.bin", "b.bin", "c.bin"):
-            source = random_file(dirs["local"] / name, size_bytes)
-            copy = settings(server, secret, source, name, streams=2)
-            (dirs["out"] / name).mkdir()
-            puts.append(start_copy(the_lab, hosts, copy, dirs["out"] / name))
-        ends = [(p.wait(timeout=120), p.stderr.read()) for p in puts]
-        # A resume of a name never copied, refused for want of room, leaves no empty file.
-        late = random_file(dirs["local"] / "d.bin", size_bytes)
-        late_copy = settings(server, secret, late, "d.bin", resume=True)
-        late_refusal = refused(hosts, late_copy, dirs["out"] / "d")
+    # Three 10 MB puts at once on the 20 Mb/s path: all three are asked for within a fraction
+    # of a second, long before the first has written much, and only one fits in 16 MiB.
+    the_lab, hosts, server, secret = slow
+    size_bytes = 10_000_000
+    puts = []
+    for name in ("a.bin", "b.bin", "c.bin"):
+        source = random_file(dirs["local"] / name, size_bytes)
+        (dirs["out"] / name).mkdir()
+        copy = settings(server, secret, source, name, streams=2)
+        puts.append(start_copy(the_lab, hosts, copy, dirs["out"] / name))
+    ends = [(p.wait(timeout=120), p.stderr.read()) for p in puts]
     committed = [code for code, _ in ends if code == 0]
     refusals = [err.strip() for code, err in ends if code == 2]
-    print(f"three 40 MB puts on a 64 MiB root: exit codes {[c for c, _ in ends]}; {refusals}")
+    print(f"three 10 MB puts on a 16 MiB root: exit codes {[c for c, _ in ends]}; {refusals}")
     assert len(committed) == 1, ends
     assert len(refusals) == 2, ends
+    # A resume of a name never copied, refused for want of room, leaves no empty file.
+    late = random_file(dirs["local"] / "d.bin", size_bytes)
+    late_refusal = refused(hosts, settings(server, secret, late, "d.bin", resume=True), dirs["out"])
     for refusal in [*refusals, late_refusal]:
         assert re.fullmatch(
-            r"(error: )?server rejected name: '[a-d]\.bin' needs 40000000 bytes; "
+            r"(error: )?server rejected name: '[a-d]\.bin' needs 10000000 bytes; "
             r"its file system has \d+ free",
             refusal,
         ), refusal
