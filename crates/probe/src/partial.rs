@@ -158,8 +158,8 @@ impl Partial {
     }
 }
 
-/// Whether the file holds any data: preallocated space alone reads as a hole (ext4, XFS and
-/// tmpfs report unwritten extents so). If the file system cannot say, it holds some.
+/// Whether the file holds any data: preallocated space alone reads as a hole (ext4 and tmpfs
+/// report unwritten extents so). If the file system cannot say, it holds some.
 fn holds_data(file: &File) -> bool {
     !matches!(lseek(file, 0, Whence::SeekData), Err(Errno::ENXIO))
 }
