@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,15 @@ DOMAIN = b"tcpeval-probe control v1"
 VERSION = 1
 # The frame the server's log once let through raw: a newline and a terminal escape.
 INJECTION = '{"type":"x\\nclient 10.9.9.9:1: FORGED LINE \\u2026\\u001b[2J"}'
+
+
+def run_threads(work: Callable[[], None], threads: int) -> None:
+    """`work` in `threads` threads at once, until every one returns."""
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
 
 def frame(message: dict[str, Any] | str) -> bytes:
@@ -136,11 +146,7 @@ def silent_threads(args: argparse.Namespace) -> dict[str, Any]:
                 counts["dropped"] += 1
             sock.close()
 
-    workers = [threading.Thread(target=one) for _ in range(args.threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    run_threads(one, args.threads)
     return counts
 
 
@@ -284,11 +290,7 @@ def slowloris(args: argparse.Namespace) -> dict[str, Any]:
                 counts["dropped"] += 1
             sock.close()
 
-    workers = [threading.Thread(target=one) for _ in range(args.threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    run_threads(one, args.threads)
     return counts
 
 
