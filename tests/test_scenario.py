@@ -295,6 +295,8 @@ def _without(data: dict[str, Any], table: str, key: str) -> dict[str, Any]:
     [
         (lambda d: d["bottleneck"].update(qeue="1pkt"), "bottleneck.qeue", None, "unknown key"),
         (lambda d: d.update(colour="blue"), "colour", None, "unknown key"),
+        (lambda d: d.update({"": 1}), '""', None, "unknown key"),
+        (lambda d: d["bottleneck"].update({"a b": 1}), 'bottleneck."a b"', None, "unknown key"),
         (lambda d: d["flow"][0].update(rtt="42"), "flow[0].rtt", "42", "missing a unit"),
         (lambda d: d["flow"][0].update(rtt=42), "flow[0].rtt", 42, "missing a unit"),
         (lambda d: d["bottleneck"].update(rate="-5Mbps"), "bottleneck.rate", "-5Mbps", "positive"),

@@ -6,6 +6,8 @@ out; a value that fits no member gives an error of type "choice" whose message i
 
 from __future__ import annotations
 
+import json
+
 from pydantic import ValidationError
 
 
@@ -56,7 +58,14 @@ def from_validation_error(error: ValidationError) -> ScenarioError:
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
-    """`flow[0].rtt` from pydantic's location, leaving out the `<tags>` of unions."""
+    """`flow[0].rtt` from pydantic's location, leaving out the `<tags>` of unions; a key TOML
+    could not write bare (an empty one, one with a space) quoted as TOML quotes it."""
     parts = [part for part in loc if not (isinstance(part, str) and part.startswith("<"))]
-    path = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in parts)
+    path = "".join(f"[{part}]" if isinstance(part, int) else f".{_key(part)}" for part in parts)
     return path.removeprefix(".") or "scenario"
+
+
+def _key(name: str) -> str:
+    """A key as TOML writes it: bare if it can be (A-Z a-z 0-9 _ -), else quoted."""
+    bare = name and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
+    return name if bare else json.dumps(name)
