@@ -236,3 +236,43 @@ def test_a_killed_run_leaves_nothing_behind(tmp_path):
     assert removed
     assert not lab_namespaces()
     assert BACKLOG.read_text() == backlog
+
+
+def test_a_dead_emulator_ends_the_run_at_once_saying_so(tmp_path):
+    """The emulator killed mid-run: the traffic has no path from then on, and the run ends
+    within 1 s, its teardown included, with an error naming the emulator (not 30 s past its
+    end, when the clients time out), leaving nothing behind. Noticing takes at most the run's
+    watch interval (0.25 s)."""
+    path = tmp_path / "s.toml"
+    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
+                    '[[flow]]\ncc = "cubic"\nrtt = "40ms"\n')  # fmt: skip
+    tcpeval = Path(sys.executable).with_name("tcpeval")
+    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
+    run_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        emulator_pid = _emulator_pid(deadline=time.monotonic() + 20)
+        time.sleep(3)  # traffic flowing
+        os.kill(emulator_pid, signal.SIGKILL)
+        killed = time.monotonic()
+        _, errors = run_process.communicate(timeout=30)
+        ended_s = time.monotonic() - killed
+    finally:
+        run_process.kill()
+        run_process.wait()
+    print(f"the run ended {ended_s:.2f} s after its emulator died: {errors.decode().strip()}")
+    assert run_process.returncode != 0
+    assert "died during the run" in errors.decode()
+    assert ended_s <= 1.0
+    assert not lab_processes_after(timeout_s=10)
+    assert not lab_namespaces()
+
+
+def _emulator_pid(deadline: float) -> int:
+    """The running lab emulator's pid, once it has started."""
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-f", f"{emulator.BINARY} emulate"],
+                               capture_output=True, text=True).stdout.split()  # fmt: skip
+        if found:
+            return int(found[0])
+        time.sleep(0.1)
+    raise AssertionError("the emulator never started")

@@ -138,6 +138,16 @@ class Emulator:
             raise LabError(f"{BINARY} stopped before the run ended: {said}")
         return json.loads(self.stats_path.read_text()), pd.read_csv(self.samples_path)
 
+    def check_alive(self) -> None:
+        """LabError, saying what it last said, if the emulator has exited: the traffic has
+        had no path since."""
+        if self.process.poll() is None:
+            return
+        _, errors = self.process.communicate()
+        said = (errors or "").strip().splitlines()
+        ending = said[-1] if said else f"exit {self.process.returncode}"
+        raise LabError(f"{BINARY} died during the run ({ending}): the traffic lost its path")
+
     def kill(self) -> None:
         stop(self.process, grace_s=1)
 

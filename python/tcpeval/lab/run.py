@@ -20,7 +20,7 @@ import json
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +46,9 @@ from tcpeval.scenario import Scenario, describe, resolution
 SAMPLE_INTERVAL_NS = 10_000_000
 # A process given this long past the run's end has hung.
 END_MARGIN_S = 30
+# How often a run looks whether its emulator still lives while the traffic runs: a dead
+# one ends the run at once, not when the clients time out.
+WATCH_S = 0.25
 # The probe server's handshake deadline here: its default (2 s) is for strangers; a flow's
 # client on a loaded host may take longer to answer, and nobody else can connect.
 HANDSHAKE_TIMEOUT_MS = 10_000
@@ -200,8 +203,8 @@ class LabRun:
         try:
             self.t0_unix_ns = emu.start_unix_ns
             t0 = time.monotonic() - (time.time_ns() - self.t0_unix_ns) / 1e9
-            self._launch_all(address, t0)
-            _wait_until(t0 + self.duration_ns / 1e9)
+            self._launch_all(address, t0, emu.check_alive)
+            _wait_until(t0 + self.duration_ns / 1e9, emu.check_alive)
             stats, samples = emu.finish()
         except BaseException:
             emu.kill()
@@ -359,23 +362,23 @@ class LabRun:
 
     # Traffic
 
-    def _launch_all(self, address: str, t0: float) -> None:
+    def _launch_all(self, address: str, t0: float, alive: Callable[[], None]) -> None:
         """Starts each flow's client and each source at its start time, in start order,
-        then waits for them all."""
+        then waits for them all; `alive` raises if the emulator died meanwhile."""
         starts: list[tuple[int, LabFlow | sources.Source]] = [
             (f.spec["start_ns"], f) for f in self.flows
         ]
         starts += [(s.start_ns, s) for s in self.cbr]
         clients = []
         for start_ns, item in sorted(starts, key=lambda entry: entry[0]):
-            _wait_until(t0 + start_ns / 1e9)
+            _wait_until(t0 + start_ns / 1e9, alive)
             if isinstance(item, sources.Source):
                 clients.append(sources.start_sender(item, self.topology))
             else:
                 clients.append(self._start_client(item, address))
         deadline = t0 + self.duration_ns / 1e9 + END_MARGIN_S
         for process in clients:
-            _wait_for(process, deadline)
+            _wait_for(process, deadline, alive)
 
     def _start_client(self, flow: LabFlow, address: str) -> subprocess.Popen[str]:
         host = flow.group.host
@@ -686,18 +689,25 @@ def _route(host: Host, destination: str, flow: dict[str, Any]) -> None:
           "initcwnd", str(flow["initial_cwnd_pkts"]), "rto_min", f"{rto_ms}ms")  # fmt: skip
 
 
-def _wait_until(deadline: float) -> None:
-    remaining = deadline - time.monotonic()
-    if remaining > 0:
-        time.sleep(remaining)
+def _wait_until(deadline: float, alive: Callable[[], None]) -> None:
+    """Sleeps until `deadline`, calling `alive` every WATCH_S."""
+    while (remaining := deadline - time.monotonic()) > 0:
+        alive()
+        time.sleep(min(remaining, WATCH_S))
 
 
-def _wait_for(process: subprocess.Popen[str], deadline: float) -> None:
-    try:
-        _, errors = process.communicate(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        stop(process)
-        raise LabError("a lab process did not finish in time") from None
+def _wait_for(process: subprocess.Popen[str], deadline: float, alive: Callable[[], None]) -> None:
+    """Waits for `process` to end by `deadline`, calling `alive` every WATCH_S."""
+    while True:
+        alive()
+        try:
+            left_s = max(0.0, deadline - time.monotonic())
+            _, errors = process.communicate(timeout=min(WATCH_S, left_s))
+            break
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                stop(process)
+                raise LabError("a lab process did not finish in time") from None
     if process.returncode:
         said = (errors or "").strip().splitlines()
         raise LabError(f"a lab process failed: {said[-1] if said else process.returncode}")
