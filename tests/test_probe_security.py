@@ -7,11 +7,16 @@ control protocol (docs/probe.md: 4-byte big-endian length, then JSON) from insid
 from __future__ import annotations
 
 import json
+import signal
+import socket
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tcpeval.lab.netns import listening_address
 from tcpeval.probe import ProbeError, TcpSettings, probe_binary, run_tcp
 from tcpeval.probe.netns import lab, secret_file
 
@@ -133,3 +138,32 @@ def test_a_secret_on_the_command_line_is_impossible_and_loose_files_are_refused(
             [str(probe_binary()), "serve", "--help"], capture_output=True, text=True, check=True
         ).stdout
     )
+
+
+def test_a_sigterm_to_tcpeval_probe_serve_leaves_nothing_listening(tmp_path: Path) -> None:
+    """systemd stops a service with SIGTERM to its main process: `tcpeval probe serve` is the
+    server itself, so within 2 s no process of it is left and its port is free again."""
+    tcpeval = Path(sys.executable).with_name("tcpeval")
+    command = [str(tcpeval), "probe", "serve", "--listen", "127.0.0.1:0",
+               "--secret-file", str(secret_file(tmp_path))]  # fmt: skip
+    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    with subprocess.Popen(command, text=True, **pipes) as server:
+        try:
+            address = listening_address(server, "the probe server")
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=2)
+        finally:
+            server.kill()
+    host, port = address.rsplit(":", 1)
+    with socket.socket() as probe, pytest.raises(ConnectionRefusedError):
+        probe.connect((host, int(port)))
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if _serving(p)]
+
+
+def _serving(cmdline: Path) -> bool:
+    """Whether /proc/PID/cmdline is a server started as the test's was."""
+    try:
+        words = cmdline.read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(w.endswith(b"tcpeval-probe") for w in words) and b"127.0.0.1:0" in words

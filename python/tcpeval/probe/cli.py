@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
@@ -61,41 +60,19 @@ def _settings(model: type[SettingsT], **values: object) -> SettingsT:
         _fail(f"{field}: '{value}' {first['msg'].removeprefix('Value error, ')}")
 
 
-@probe_app.command()
-def serve(
-    secret_file: Secret,
-    listen: Annotated[
-        str, typer.Option(help="ADDR:PORT to listen on.")
-    ] = f"0.0.0.0:{DEFAULT_PORT}",
-    max_streams: Annotated[int, typer.Option(help="Streams per test.")] = 128,
-    max_duration: Annotated[int, typer.Option(help="Seconds per test.")] = 300,
-    max_clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 4,
-    root: Annotated[
-        Path | None, typer.Option(help="The only directory `copy` may read and write.")
-    ] = None,
-) -> None:
-    """Run the authenticated, bounded server (until Ctrl-C)."""
-    command = [
-        str(probe_binary()),
-        "serve",
-        "--listen",
-        listen,
-        "--secret-file",
-        str(secret_file),
-        "--max-streams",
-        str(max_streams),
-        "--max-duration-s",
-        str(max_duration),
-        "--max-clients",
-        str(max_clients),
-        *(["--root", str(root)] if root else []),
-    ]
-    try:
-        code = subprocess.call(command)
-    except KeyboardInterrupt:
-        code = 0
-    if code:
-        raise typer.Exit(code)
+@probe_app.command(
+    context_settings={
+        "allow_extra_args": True,
+        "ignore_unknown_options": True,
+        "help_option_names": [],
+    }
+)
+def serve(ctx: typer.Context) -> None:
+    """Run the authenticated, bounded server until stopped (--help lists its options)."""
+    # `tcpeval-probe serve` itself, every option its own; this process becomes the server,
+    # so a SIGTERM (systemd's stop) reaches it and nothing is left listening.
+    binary = str(probe_binary())
+    os.execv(binary, [binary, "serve", *ctx.args])
 
 
 @probe_app.command()
