@@ -45,7 +45,7 @@ def test_sim_writes_exactly_the_result_files_with_the_contract_columns(
         "summary.json",
         "tcpeval.json",
     ]
-    flow_columns = (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, "cc")
+    flow_columns = (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, "cc", "goodput_mbps")
     assert tuple(pd.read_parquet(out / "flows.parquet").columns) == flow_columns
     link_columns = (*LINK_COLUMNS, *SIM_LINK_COLUMNS)
     assert tuple(pd.read_parquet(out / "links.parquet").columns) == link_columns

@@ -27,7 +27,8 @@ from tcpeval.layout import (
     publish_directory,
     read_manifest,
 )
-from tcpeval.summary import Summary
+from tcpeval.metrics.throughput import goodput_mbps
+from tcpeval.summary import Summary, path_rates_bps
 
 # The columns every backend's time series carry (docs/contract.md), named once, in the core; a
 # backend may add more.
@@ -38,6 +39,10 @@ SIM_FLOW_COLUMNS: tuple[str, ...] = tuple(_core.SIM_FLOW_COLUMNS)
 SIM_LINK_COLUMNS: tuple[str, ...] = tuple(_core.SIM_LINK_COLUMNS)
 ALGORITHM_COLUMN = "cc"
 """Added to every result's flows after FLOW_COLUMNS: the flow's algorithm, from the summary."""
+GOODPUT_COLUMN = "goodput_mbps"
+"""Added to every result's flows: the goodput over each sample interval, never above the
+flow's path rate, with the run's totals (metrics.goodput_mbps: in-order delivery releases a
+hole's worth at once, which differencing delivered_bytes would show as a spike)."""
 
 
 @dataclass
@@ -58,6 +63,16 @@ class Result:
             # Each sample names its flow's algorithm, so that a mixed run's series group by it.
             algorithms = {flow["id"]: flow["cc"] for flow in self.summary["flows"]}
             self.flows = self.flows.assign(cc=self.flows["flow"].map(algorithms))
+        if GOODPUT_COLUMN not in self.flows:
+            self.flows = self.flows.assign(goodput_mbps=self._goodput())
+
+    def _goodput(self) -> pd.Series:
+        """GOODPUT_COLUMN, in the flows' own row order."""
+        if not len(self.flows):
+            return pd.Series(dtype=float)
+        by_flow = self.flows.sort_values(["flow", "t_s"], kind="stable").index
+        series = goodput_mbps(self.flows, path_rates_bps(self.summary))
+        return pd.Series(series[GOODPUT_COLUMN].to_numpy(), index=by_flow)
 
     @property
     def backend(self) -> str:

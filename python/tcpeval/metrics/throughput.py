@@ -31,7 +31,7 @@ def goodput_mbps(
     (docs/methodology.md §3.1). Totals over the run are unchanged. Returns columns t_s (end of
     the interval), flow, goodput_mbps.
     """
-    rows = flows.sort_values(["flow", "t_s"])
+    rows = flows.sort_values(["flow", "t_s"], kind="stable")
     if path_rates_bps:
         rows = rows.assign(delivered_bytes=_at_most_the_path_rate(rows, path_rates_bps))
     keys = rows["flow"].to_numpy()

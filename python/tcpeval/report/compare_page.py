@@ -8,10 +8,8 @@ from datetime import UTC, datetime
 from matplotlib.figure import Figure
 
 from tcpeval.compare import Comparison
-from tcpeval.metrics import goodput_mbps
 from tcpeval.report.html import png_data_uri, templates
 from tcpeval.report.plots import LEGEND_MAX_LINES, fixed_margins, line_collection, plain_text
-from tcpeval.summary import path_rates_bps
 
 TEMPLATE = "compare.html.j2"
 LINE_STYLES = ("-", "--", ":", "-.")
@@ -37,10 +35,7 @@ def overlay(comparison: Comparison, column: str) -> Figure:
     fixed_margins(figure)
     axes = figure.add_subplot()
     for style, (backend, result) in zip(LINE_STYLES * 4, comparison.results.items(), strict=False):
-        goodput = column == "goodput_mbps"
-        series = (
-            goodput_mbps(result.flows, path_rates_bps(result.summary)) if goodput else result.flows
-        )
+        series = result.flows.sort_values(["flow", "t_s"], kind="stable")
         groups = series.groupby("flow", sort=True)
         if groups.ngroups > LEGEND_MAX_LINES:
             axes.add_collection(line_collection(series, "flow", column, linestyle=style))

@@ -17,9 +17,8 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure, FigureBase
 
-from tcpeval.metrics import goodput_mbps
 from tcpeval.result import Result
-from tcpeval.summary import last_completion_s, path_rates_bps
+from tcpeval.summary import last_completion_s
 
 LEGEND_MAX_LINES = 12  # beyond this a legend hides the plot it explains
 X_MARGIN = 0.05  # past the last transfer's end, so that its last samples show
@@ -51,7 +50,7 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             until_s=until_s,
         ),
         "goodput.png": line_figure(
-            goodput_mbps(result.flows, path_rates_bps(result.summary)),
+            result.flows,
             key="flow",
             column="goodput_mbps",
             labels=labels,
