@@ -14,7 +14,7 @@ from tcpeval import models
 from tcpeval.compare import Comparison, compare_backends
 from tcpeval.metrics import recovery_time
 from tcpeval.report.plots import write_plots
-from tcpeval.result import ALGORITHM_COLUMN, FLOW_COLUMNS, LINK_COLUMNS
+from tcpeval.result import ALGORITHM_COLUMN, FLOW_COLUMNS, GOODPUT_COLUMN, LINK_COLUMNS
 from tcpeval.scenario import ScenarioError, load_scenario
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -159,7 +159,7 @@ def test_epochs_follow_starts_and_stops() -> None:
 
 def test_the_result_has_the_shape_every_backend_shares(tmp_path: Path) -> None:
     result = tcpeval.run(small_scenario(), "model")
-    assert tuple(result.flows.columns) == (*FLOW_COLUMNS, ALGORITHM_COLUMN)
+    assert tuple(result.flows.columns) == (*FLOW_COLUMNS, ALGORITHM_COLUMN, GOODPUT_COLUMN)
     assert tuple(result.links.columns) == LINK_COLUMNS
     samples = result.flows.groupby("flow").size()
     assert (samples == 30).all()  # 3 s at 100 ms

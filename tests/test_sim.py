@@ -12,6 +12,7 @@ from tcpeval.models import reno_recovery_time_s
 from tcpeval.result import (
     ALGORITHM_COLUMN,
     FLOW_COLUMNS,
+    GOODPUT_COLUMN,
     LINK_COLUMNS,
     SIM_FLOW_COLUMNS,
     SIM_LINK_COLUMNS,
@@ -26,7 +27,8 @@ def small_result():
 
 def test_time_series_have_the_contract_columns_and_one_row_per_sample(small_result) -> None:
     flows, links = small_result.flows, small_result.links
-    assert tuple(flows.columns) == (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, ALGORITHM_COLUMN)
+    flow_columns = (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS, ALGORITHM_COLUMN, GOODPUT_COLUMN)
+    assert tuple(flows.columns) == flow_columns
     assert tuple(links.columns) == (*LINK_COLUMNS, *SIM_LINK_COLUMNS)
     samples = np.arange(1, 31) * 0.1  # every 100 ms up to and including 3 s
     for flow in (0, 1):
