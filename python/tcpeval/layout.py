@@ -31,6 +31,8 @@ from typing import Any
 
 import pandas as pd
 
+from tcpeval.processes import alive
+
 # Every published directory.
 MANIFEST_FILE = "tcpeval.json"
 FORMAT_VERSION = 1
@@ -141,18 +143,8 @@ def _remove_abandoned(staging: Path, prefix: str) -> None:
     """Remove staging directories `prefix<pid>.*` whose process is gone (killed mid-save)."""
     for entry in staging.glob(f"{prefix}*"):
         pid = entry.name.removeprefix(prefix).partition(".")[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h

@@ -103,19 +103,20 @@ def _first_ticket(queue: Path) -> str | None:
     """The earliest ticket whose process lives; the tickets of dead ones are removed."""
     for ticket in sorted(p.name for p in queue.iterdir()):
         pid = int(ticket.rpartition("-")[2])
-        if _alive(pid):
+        if alive(pid):
             return ticket
         (queue / ticket).unlink(missing_ok=True)
     return None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's
+        return True
     return True
 
 
