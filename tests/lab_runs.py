@@ -3,6 +3,9 @@ hypervisor's stalls tried again."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from tcpeval import backends
@@ -47,3 +50,14 @@ def valid_run(data: dict[str, Any]) -> Result:
 
 def checks_of(result: Result) -> dict[str, dict[str, Any]]:
     return {check["name"]: check for check in result.summary["backend"]["details"]["checks"]}
+
+
+def started_from_the_command_line(tmp_path: Path, cc: str, stderr: int) -> subprocess.Popen[bytes]:
+    """`tcpeval run` of a 30 s one-flow lab scenario, as a user starts it: for the tests that
+    kill it, or a part of it, while it runs."""
+    path = tmp_path / "s.toml"
+    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
+                    f'[[flow]]\ncc = "{cc}"\nrtt = "40ms"\n')  # fmt: skip
+    tcpeval = Path(sys.executable).with_name("tcpeval")
+    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)

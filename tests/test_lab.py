@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from lab_runs import LAB, checks_of, run, scenario, valid_run
+from lab_runs import LAB, checks_of, run, scenario, started_from_the_command_line, valid_run
 from tcpeval import backends
 from tcpeval.lab import clean, emulator
 from tcpeval.lab.ledger import NAME_PREFIX
@@ -217,13 +216,8 @@ def test_an_emulator_that_misses_its_rate_voids_the_run(monkeypatch):
 def test_a_killed_run_leaves_nothing_behind(tmp_path):
     """SIGKILL the Python running a lab run: its processes die with it, and the next lab
     command removes its namespaces and restores what it changed."""
-    path = tmp_path / "s.toml"
-    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
-                    '[[flow]]\ncc = "cubic"\nrtt = "40ms"\n')  # fmt: skip
-    tcpeval = Path(sys.executable).with_name("tcpeval")
-    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
     backlog = BACKLOG.read_text()
-    run_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_process = started_from_the_command_line(tmp_path, "cubic", subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while len(lab_namespaces()) < 4 and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -243,12 +237,7 @@ def test_a_dead_emulator_ends_the_run_at_once_saying_so(tmp_path):
     within 1 s, its teardown included, with an error naming the emulator (not 30 s past its
     end, when the clients time out), leaving nothing behind. Noticing takes at most the run's
     watch interval (0.25 s)."""
-    path = tmp_path / "s.toml"
-    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
-                    '[[flow]]\ncc = "cubic"\nrtt = "40ms"\n')  # fmt: skip
-    tcpeval = Path(sys.executable).with_name("tcpeval")
-    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
-    run_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    run_process = started_from_the_command_line(tmp_path, "cubic", subprocess.PIPE)
     try:
         emulator_pid = _emulator_pid(deadline=time.monotonic() + 20)
         time.sleep(3)  # traffic flowing

@@ -12,13 +12,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from lab_runs import LAB, checks_of, run, scenario, valid_run
+from lab_runs import LAB, checks_of, run, scenario, started_from_the_command_line, valid_run
 from tcpeval.lab import bpf, clean
 from tcpeval.lab.ledger import Ledger, lab_dir
 from tcpeval.probe.binary import find_binary
@@ -65,12 +64,7 @@ def test_each_stack_runs_in_the_kernel_under_its_own_name_and_is_gone_after(stac
 
 
 def test_a_killed_run_leaves_no_stack_registered_and_no_namespace(tmp_path):
-    path = tmp_path / "s.toml"
-    path.write_text('duration = "30s"\n[bottleneck]\nrate = "100Mbps"\nqueue = "100%bdp"\n'
-                    '[[flow]]\ncc = "aimd"\nrtt = "40ms"\n')  # fmt: skip
-    tcpeval = Path(sys.executable).with_name("tcpeval")
-    command = [str(tcpeval), "run", str(path), "--backend", "lab", "--out", str(tmp_path / "o")]
-    run_process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_process = started_from_the_command_line(tmp_path, "aimd", subprocess.DEVNULL)
     before = registered()
     deadline = time.monotonic() + 20
     while not (ours := registered() - before) and time.monotonic() < deadline:
