@@ -64,15 +64,8 @@ class Result:
             algorithms = {flow["id"]: flow["cc"] for flow in self.summary["flows"]}
             self.flows = self.flows.assign(cc=self.flows["flow"].map(algorithms))
         if GOODPUT_COLUMN not in self.flows:
-            self.flows = self.flows.assign(goodput_mbps=self._goodput())
-
-    def _goodput(self) -> pd.Series:
-        """GOODPUT_COLUMN, in the flows' own row order."""
-        if not len(self.flows):
-            return pd.Series(dtype=float)
-        by_flow = self.flows.sort_values(["flow", "t_s"], kind="stable").index
-        series = goodput_mbps(self.flows, path_rates_bps(self.summary))
-        return pd.Series(series[GOODPUT_COLUMN].to_numpy(), index=by_flow)
+            goodput = goodput_mbps(self.flows, path_rates_bps(self.summary))[GOODPUT_COLUMN]
+            self.flows = self.flows.assign(goodput_mbps=goodput)  # aligned on the index
 
     @property
     def backend(self) -> str:

@@ -29,7 +29,7 @@ def goodput_mbps(
     is counted when it must have arrived at the latest, through a link of that rate: the
     smallest cumulative curve at or above delivered_bytes whose slope is at most the rate
     (docs/methodology.md §3.1). Totals over the run are unchanged. Returns columns t_s (end of
-    the interval), flow, goodput_mbps.
+    the interval), flow, goodput_mbps, rows sorted by flow and time and indexed as in `flows`.
     """
     rows = flows.sort_values(["flow", "t_s"], kind="stable")
     if path_rates_bps:
@@ -39,7 +39,7 @@ def goodput_mbps(
     elapsed = increments(rows["t_s"].to_numpy(float), keys)
     return pd.DataFrame(
         {"t_s": rows["t_s"], "flow": rows["flow"], "goodput_mbps": 8 * delivered / elapsed / 1e6}
-    ).reset_index(drop=True)
+    )
 
 
 def _at_most_the_path_rate(rows: pd.DataFrame, path_rates_bps: Mapping[int, float]) -> np.ndarray:
