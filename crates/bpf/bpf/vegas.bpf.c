@@ -38,9 +38,7 @@ static __always_inline struct loss_window *vegas_window(const struct sock *sk)
 
 static __always_inline bool vegas_open(const struct sock *sk)
 {
-	const struct inet_connection_sock *icsk = inet_csk(sk);
-
-	return BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state) == TCP_CA_Open;
+	return ca_state(sk) == TCP_CA_Open;
 }
 
 static __always_inline void vegas_new_round(struct vegas_state *state)
