@@ -20,6 +20,7 @@ from rich.table import Table
 
 from tcpeval.cli_app import App
 from tcpeval.diagnose.cli import diagnose_command
+from tcpeval.interrupts import INTERRUPTED, ctrl_c_deferred, second_ctrl_c_exits
 from tcpeval.lab.cli import lab_app
 from tcpeval.probe.cli import probe_app
 from tcpeval.suite_files import suite_names
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 USAGE_ERROR = 2
 RUNS_FAILED = 1
-INTERRUPTED = 130  # the shell's code for a command stopped by SIGINT
 WIDE_TABLE_COLUMNS = 160
 EXAMPLES = Path("examples")
 DEMO_OUT = Path("out/demo")
@@ -309,19 +309,22 @@ def sweep(
 
     Exit code 1 when some runs failed (each has an error.json; the others finished).
     """
-    from tcpeval.scenario import ScenarioError
-    from tcpeval.sweep import sweep as run_sweep
-    from tcpeval.sweep.cluster import scheduler_of
-    from tcpeval.sweep.runner import checked
+    with second_ctrl_c_exits(_kept(out)):
+        try:
+            # A Ctrl-C inside a C extension's import can surface as another error.
+            with ctrl_c_deferred():
+                from tcpeval.scenario import ScenarioError
+                from tcpeval.sweep import sweep as run_sweep
+                from tcpeval.sweep.cluster import scheduler_of
+                from tcpeval.sweep.runner import checked
 
-    try:
-        checked(grid, backend)  # a mistake in the grid, before a cluster file submits jobs
-        with scheduler_of(scheduler) as address:
-            report = run_sweep(grid, out, jobs=jobs, scheduler=address, backend=backend)
-    except ScenarioError as error:
-        _fail(error)
-    except KeyboardInterrupt:
-        _interrupted(out)
+            checked(grid, backend)  # a mistake in the grid, before a cluster file submits jobs
+            with scheduler_of(scheduler) as address:
+                report = run_sweep(grid, out, jobs=jobs, scheduler=address, backend=backend)
+        except KeyboardInterrupt:  # first: during the imports, ScenarioError is not bound yet
+            _interrupted(out)
+        except ScenarioError as error:
+            _fail(error)
     repaired = f" ({report.damaged} found damaged, run again)" if report.damaged else ""
     console.print(
         f"{report.total} runs: {report.done} done{repaired}, {report.skipped} already there, "
@@ -373,7 +376,7 @@ def suite(
         baseline = baseline or load_suite(name).baseline
         for field, stack in (("--cc", cc), ("--baseline", baseline)):
             _check_stack(field, stack, chosen.algorithms(), chosen.name)
-        with scheduler_of(scheduler) as address:
+        with second_ctrl_c_exits(_kept(out)), scheduler_of(scheduler) as address:
             written = run_suite(
                 name,
                 cc,
@@ -535,9 +538,12 @@ def _interrupted(out: Path) -> NoReturn:
     from tcpeval.layout import RUNS_DIR, SUMMARY_TABLE
 
     kept = sum(1 for _ in out.glob(f"**/{RUNS_DIR}/*/{SUMMARY_TABLE}"))
-    typer.echo(
-        f"\ninterrupted: {kept} finished runs are kept in {out}/ (a run is written whole or not "
-        "at all); run the same command again to resume where it stopped",
-        err=True,
-    )
+    typer.echo(f"\ninterrupted: {kept} {_kept(out)}", err=True)
     raise typer.Exit(INTERRUPTED)
+
+
+def _kept(out: Path) -> str:
+    return (
+        f"finished runs are kept in {out}/ (a run is written whole or not at all); "
+        "run the same command again to resume where it stopped"
+    )

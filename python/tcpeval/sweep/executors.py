@@ -11,6 +11,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -18,6 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from tcpeval.interrupts import INTERRUPTED, ctrl_c_deferred
 from tcpeval.processes import exit_with
 from tcpeval.sweep.grid import RunSpec
 from tcpeval.sweep.rundir import Outcome, one_line, record_error
@@ -27,6 +29,9 @@ LOCAL_CLUSTER = "local"
 WORKER_IMPORTS = ["tcpeval.sweep.rundir"]
 """What a run imports (the backends, pandas), loaded once by the fork server."""
 NANNY_LOGGER = "distributed.nanny"
+ABANDON_GRACE_S = 3.0
+"""How long a stopped run may take to unwind (a lab run removes its namespaces: well under a
+second) before its worker is killed; with the rest, a Ctrl-C'd sweep ends within 5 s."""
 
 
 class LocalPool:
@@ -42,14 +47,36 @@ class LocalPool:
     def __enter__(self) -> LocalPool:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is None:
+            self.close()
+        else:  # Ctrl-C, or the caller failed: nobody waits for the runs in flight
+            self.abandon()
 
     def close(self) -> None:
         """Wait for the runs in flight (each is then written whole), then stop the workers."""
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+
+    def abandon(self) -> None:
+        """Start no more runs and stop the ones in flight: each worker is asked to stop
+        (SIGTERM: its run unwinds, so a lab run removes what it made) and killed if it has
+        not within ABANDON_GRACE_S. A run stopped so is simply missing (never half-written),
+        and runs again on resume."""
+        if self._pool is None:
+            return
+        workers = list(self._pool._processes.values())  # the executor offers no other handle
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+        for worker in workers:
+            worker.terminate()
+        deadline = time.monotonic() + ABANDON_GRACE_S
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
+            if worker.is_alive():
+                worker.kill()
+                worker.join()
 
     def run(self, work: Work, specs: Iterable[RunSpec], sweep_dir: Path) -> Iterator[Outcome]:
         """Run `specs` into `sweep_dir`, at most `jobs` in flight, yielding outcomes as runs
@@ -75,7 +102,8 @@ class LocalPool:
         while queue or running:
             while queue and len(running) < width:
                 spec = queue.popleft()
-                running[self._pool.submit(work, spec, str(sweep_dir))] = spec
+                with ctrl_c_deferred():  # a submit may start a worker
+                    running[self._pool.submit(_stoppable, work, spec, str(sweep_dir))] = spec
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             lost = []
             for future in done:
@@ -154,6 +182,7 @@ def _process_pool(jobs: int) -> ProcessPoolExecutor:
 def _worker_start(sweep: int) -> None:
     exit_with(sweep)
     _ignore_ctrl_c()
+    signal.signal(signal.SIGTERM, _stop)
     # What the fork server imported lives as long as the worker: left out of the cyclic
     # collector's walks, which also keeps them from writing to (copying) the shared pages.
     gc.freeze()
@@ -164,3 +193,26 @@ def _ignore_ctrl_c() -> None:
     is then written whole, instead of each printing a traceback; the caller stops handing out
     runs and says what was kept."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_running = False
+"""Whether this worker is inside a run (then SIGTERM unwinds it) or waiting for one."""
+
+
+def _stoppable(work: Work, spec: RunSpec, sweep_dir: str) -> Outcome:
+    """`work` in a worker that a SIGTERM stops cleanly (LocalPool.abandon): the run unwinds
+    as on Ctrl-C, its `finally` clauses run, then the worker exits."""
+    global _running
+    _running = True
+    try:
+        return work(spec, sweep_dir)
+    except KeyboardInterrupt:
+        os._exit(INTERRUPTED)
+    finally:
+        _running = False
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    if _running:
+        raise KeyboardInterrupt
+    os._exit(INTERRUPTED)  # idle: nothing to unwind, and no traceback from the pool's loop
