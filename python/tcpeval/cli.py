@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
 
 import typer
 from rich.console import Console
@@ -28,6 +29,7 @@ from tcpeval.suite_files import suite_names
 if TYPE_CHECKING:
     from tcpeval.backends.protocol import Backend, BackendError
     from tcpeval.result import Result
+    from tcpeval.scenario import Scenario
 
 USAGE_ERROR = 2
 RUNS_FAILED = 1
@@ -35,6 +37,7 @@ WIDE_TABLE_COLUMNS = 160
 EXAMPLES = Path("examples")
 DEMO_OUT = Path("out/demo")
 
+DEFAULT_MAX_TIME = "10min"
 DEFAULT_BACKEND = "sim"  # backends.DEFAULT, named here so that the help needs no import
 
 app = App(
@@ -88,6 +91,17 @@ MaxMemory = Annotated[
     ),
 ]
 
+MaxTime = Annotated[
+    str | None,
+    typer.Option(
+        "--max-time",
+        metavar="DURATION",
+        help="Refuse a run estimated to take longer, e.g. 30min. Default: on a terminal, ask "
+        f"above {DEFAULT_MAX_TIME}; otherwise no limit.",
+    ),
+]
+ANNOUNCE_AFTER_S = 30.0  # a run estimated to take longer says so on stderr before it starts
+
 
 def _show_version(shown: bool) -> None:
     if shown:
@@ -119,11 +133,11 @@ def run(
     as_json: AsJson = False,
     plots: Plots = True,
     max_memory: MaxMemory = None,
+    max_time: MaxTime = None,
 ) -> None:
     """Run SCENARIO on --backend; write summary.json, flows.parquet and links.parquet to --out."""
-    _run_and_show(
-        scenario, out, backend, _with_window(overrides, measure), as_json, plots, max_memory
-    )
+    limits = Limits(max_memory, max_time)
+    _run_and_show(scenario, out, backend, _with_window(overrides, measure), as_json, plots, limits)
 
 
 @app.command()
@@ -135,11 +149,11 @@ def sim(
     as_json: AsJson = False,
     plots: Plots = True,
     max_memory: MaxMemory = None,
+    max_time: MaxTime = None,
 ) -> None:
     """Simulate SCENARIO: the short form of `tcpeval run SCENARIO --backend sim`."""
-    _run_and_show(
-        scenario, out, "sim", _with_window(overrides, measure), as_json, plots, max_memory
-    )
+    limits = Limits(max_memory, max_time)
+    _run_and_show(scenario, out, "sim", _with_window(overrides, measure), as_json, plots, limits)
 
 
 def _with_window(overrides: list[str] | None, measure: str | None) -> list[str]:
@@ -154,7 +168,7 @@ def _run_and_show(
     overrides: list[str],
     as_json: bool,
     plots: bool,
-    max_memory: str | None,
+    limits: Limits,
 ) -> None:
     from tcpeval import backends
     from tcpeval.backends.protocol import BackendError
@@ -163,8 +177,10 @@ def _run_and_show(
     from tcpeval.scenario import ScenarioError, load_scenario
 
     try:
-        chosen = _with_budget(backends.get(backend), max_memory)
-        result = backends.run(load_scenario(scenario, overrides), chosen)
+        chosen = _with_budget(backends.get(backend), limits.max_memory)
+        loaded = load_scenario(scenario, overrides)
+        _within_time(chosen, loaded, limits.max_time)
+        result = backends.run(loaded, chosen)
         result.save(out)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
@@ -185,6 +201,46 @@ def _run_and_show(
         return
     console.print(*summary_tables(result.summary, title=result.summary["scenario"]["name"]))
     console.print(f"result: {out}/")
+
+
+class Limits(NamedTuple):
+    """What a single run may take: --max-memory and --max-time as given."""
+
+    max_memory: str | None
+    max_time: str | None
+
+
+def _within_time(backend: Backend, scenario: Scenario, max_time: str | None) -> None:
+    """Say a long run's estimated wall time on stderr; above --max-time refuse it, and with no
+    --max-time, on a terminal, ask above DEFAULT_MAX_TIME (a script is not asked)."""
+    from tcpeval.backends.wall_time import over_time, wall_estimate
+    from tcpeval.scenario import ScenarioError
+    from tcpeval.units import parse_duration
+
+    estimate = wall_estimate(backend, scenario)
+    if estimate is None:
+        return
+    asking = max_time is None and _on_terminal()
+    limit = max_time or (DEFAULT_MAX_TIME if asking else None)
+    if estimate.seconds > ANNOUNCE_AFTER_S:
+        typer.echo(f"estimated wall time: {estimate.said()}", err=True)
+    if limit is None:
+        return
+    try:
+        limit_s = parse_duration(limit).seconds
+    except ValueError as error:
+        raise ScenarioError("--max-time", limit, str(error)) from None
+    if estimate.seconds <= limit_s:
+        return
+    error = over_time(estimate, limit)
+    if asking and typer.confirm(f"{error}. Run it anyway?", default=False, err=True):
+        return
+    raise error
+
+
+def _on_terminal() -> bool:
+    """Whether a person is there to answer: input and errors both on a terminal."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _with_budget(backend: Backend, max_memory: str | None) -> Backend:

@@ -18,6 +18,8 @@ from tcpeval import _core
 from tcpeval.backends.protocol import BackendError, Problem, refusals
 from tcpeval.backends.sim_memory import check_budget, default_budget_bytes
 from tcpeval.backends.sim_progress import simulate_watched
+from tcpeval.backends.sim_time import estimate_wall
+from tcpeval.backends.wall_time import WallEstimate
 from tcpeval.metrics import jain_index
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS, Result
 from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
@@ -52,6 +54,9 @@ class Simulator:
 
     def supports(self, scenario: Scenario) -> list[Problem]:
         return refusals(self, scenario) + self._over_budget(scenario)
+
+    def estimate_wall(self, scenario: Scenario) -> WallEstimate:
+        return estimate_wall(scenario, resolve(scenario))
 
     def run(self, scenario: Scenario) -> Result:
         resolved = resolve(scenario)
