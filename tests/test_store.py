@@ -39,17 +39,17 @@ def test_load_is_one_row_per_flow_per_run_with_axes_and_companions(swept: Path) 
         "repeat",
         "seed",
         "bottleneck.rate",
-        "bottleneck.rate:value",
+        "bottleneck_rate_mbps",
         "bottleneck.queue",
-        "bottleneck.queue:value",
+        "bottleneck_queue_pct_bdp",
         "flow.*.cc",
         "backend",
         "id",
     ]
     assert {"goodput_mbps", "bottleneck_utilization", "jain_index", "wall_seconds"} <= set(runs)
-    rates = dict(zip(runs["bottleneck.rate"], runs["bottleneck.rate:value"], strict=True))
-    assert rates == {"10Mbps": 10e6, "1Gb/s": 1e9}
-    queues = dict(zip(runs["bottleneck.queue"], runs["bottleneck.queue:value"], strict=True))
+    rates = dict(zip(runs["bottleneck.rate"], runs["bottleneck_rate_mbps"], strict=True))
+    assert rates == {"10Mbps": 10.0, "1Gb/s": 1000.0}
+    queues = dict(zip(runs["bottleneck.queue"], runs["bottleneck_queue_pct_bdp"], strict=True))
     assert queues == {"20%bdp": 20.0, "100%bdp": 100.0}
     assert (runs["cc"] == runs["flow.*.cc"]).all()
     assert runs.groupby("run_id").size().eq(2).all()

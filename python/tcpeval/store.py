@@ -6,7 +6,8 @@ In a query, `summaries` is all runs' summary rows, `params` one row per run (fai
 does not check out (a file truncated or deleted since) is left out, and `load` warns (DamagedRuns)
 naming it, so one damaged run never costs the rest. Axis columns are named by their path and hold
 the values as written; an axis of rates, times, sizes or buffers also gets a numeric companion
-`<path>:value` in base units (bit/s, ns, bytes; packets, bytes or percent of the BDP).
+named with its unit: `bottleneck.rate` → `bottleneck_rate_mbps`, `flow.*.rtt` → `flow_all_rtt_ms`
+(Mb/s, ms, bytes; packets, bytes or percent of the BDP: `_pkts`, `_bytes`, `_pct_bdp`).
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ from tcpeval.layout import (
 from tcpeval.sweep.tomlwriter import value_text
 from tcpeval.units import parse_buffer, parse_duration, parse_rate, parse_size
 
-COMPANION_SUFFIX = ":value"
-_IN_BASE_UNITS: tuple[Callable[[str], float], ...] = (
-    lambda text: parse_rate(text).bps,
-    lambda text: parse_duration(text).ns,
-    lambda text: parse_size(text).bytes,
+# An axis's numeric companion, by the kind of quantity: its unit (in the summary's units, so an
+# axis compares with `goodput_mbps` and `rtt_ms` as it is) and how to read a value in it.
+_QUANTITIES: tuple[tuple[str, Callable[[str], float]], ...] = (
+    ("mbps", lambda text: parse_rate(text).bps / 1e6),
+    ("ms", lambda text: parse_duration(text).ns / 1e6),
+    ("bytes", lambda text: parse_size(text).bytes),
 )
+_BUFFER_KINDS = {"pkts": "pkts", "bytes": "bytes", "bdp_percent": "pct_bdp"}
+COMPANION_UNITS = ("mbps", "ms", "bytes", "pkts", "pct_bdp")
 
 
 class DamagedRuns(UserWarning):
@@ -148,8 +152,25 @@ def params(directory: str | Path) -> pd.DataFrame:
         frame[path] = values
         companion = _companion(values)
         if companion is not None:
-            frame[path + COMPANION_SUFFIX] = companion
+            unit, numbers = companion
+            frame[companion_name(path, unit)] = numbers
     return frame
+
+
+def companion_name(axis: str, unit: str) -> str:
+    """The column of an axis's numbers: `bottleneck.rate` → `bottleneck_rate_mbps`,
+    `flow.*.rtt` → `flow_all_rtt_ms` (a name pandas and SQL take unquoted)."""
+    return f"{axis.replace('*', 'all').replace('.', '_')}_{unit}"
+
+
+def numeric_companion(frame: pd.DataFrame, axis: str) -> pd.Series | None:
+    """The numbers of an axis's column, in the unit its companion's name carries; None if the
+    axis has none (values of mixed kinds, or not quantities)."""
+    for unit in COMPANION_UNITS:
+        name = companion_name(axis, unit)
+        if name in frame:
+            return frame[name]
+    return None
 
 
 def _summaries_sql(directory: Path) -> str:
@@ -184,26 +205,26 @@ def _kind(value: object) -> str:
     return "number" if number else type(value).__name__
 
 
-def _companion(values: list[Any]) -> list[float] | None:
-    """The values in base units, if they are all quantities of one kind."""
+def _companion(values: list[Any]) -> tuple[str, list[float]] | None:
+    """The values as numbers in one unit, and that unit, if they are quantities of one kind."""
     if not all(isinstance(value, str) for value in values):
         return None
-    for to_number in _IN_BASE_UNITS:
+    for unit, to_number in _QUANTITIES:
         try:
-            return [float(to_number(value)) for value in values]
+            return unit, [float(to_number(value)) for value in values]
         except ValueError:
             continue
     return _buffer_numbers(values)
 
 
-def _buffer_numbers(values: list[str]) -> list[float] | None:
+def _buffer_numbers(values: list[str]) -> tuple[str, list[float]] | None:
     """Buffers of one kind (all packets, all bytes or all %bdp) as that number."""
     try:
         buffers = [parse_buffer(value) for value in values]
     except ValueError:
         return None
-    for kind in ("pkts", "bytes", "bdp_percent"):
+    for kind, unit in _BUFFER_KINDS.items():
         numbers = [getattr(buffer, kind) for buffer in buffers]
         if None not in numbers:
-            return [float(number) for number in numbers]
+            return unit, [float(number) for number in numbers]
     return None

@@ -17,9 +17,10 @@ from matplotlib.figure import Figure
 from tcpeval import metrics, models
 from tcpeval.metrics import label
 from tcpeval.report import figures
-from tcpeval.report.dataset import VALUE_SUFFIX, ReportData, Section, mixes_algorithms
+from tcpeval.report.dataset import ReportData, Section, mixes_algorithms
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
 from tcpeval.scenario.traffic import DEFAULT_MSS
+from tcpeval.store import numeric_companion
 from tcpeval.summary import last_completion_s, path_rates_bps
 from tcpeval.units import parse_duration
 
@@ -208,7 +209,8 @@ def time_series_panel(section: Section) -> Panel:
 def chosen_runs(section: Section) -> list[tuple[str, pd.Series]]:
     """Per stack, the run whose rate × longest RTT is largest, the lowest repeat among equals."""
     frame = section.frame
-    rate = frame.get(RATE_AXIS + VALUE_SUFFIX, 1.0)
+    rate = numeric_companion(frame, RATE_AXIS)
+    rate = 1.0 if rate is None else rate
     runs = frame.assign(bdp=rate * frame["rtt_ms"])
     runs = runs.groupby("run_id", sort=False).agg(
         {"bdp": "max", "repeat": "first", "stack": "first", **dict.fromkeys(section.axes, "first")}
@@ -319,10 +321,8 @@ def _flow_labels(section: Section, run_id: str) -> dict[object, str]:
 
 def axis_numbers(frame: pd.DataFrame, axis: str) -> pd.Series:
     """An axis as numbers: its numeric companion, else its values if numeric, else NaN."""
-    companion = axis + VALUE_SUFFIX
-    if companion in frame:
-        return frame[companion]
-    return pd.to_numeric(frame[axis], errors="coerce")
+    companion = numeric_companion(frame, axis)
+    return pd.to_numeric(frame[axis], errors="coerce") if companion is None else companion
 
 
 def axis_order(frame: pd.DataFrame, axis: str) -> list[object]:

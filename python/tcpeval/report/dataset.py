@@ -32,10 +32,8 @@ from tcpeval import metrics
 from tcpeval.layout import GRID_FILE, MEASURES_FILE, RUN_FILE, RUNS_DIR, SUITE_FILE
 from tcpeval.report.verdicts import Rule, parse_rules
 from tcpeval.scenario.window import WHOLE_RUN
-from tcpeval.store import COMPANION_SUFFIX, with_measures
+from tcpeval.store import with_measures
 
-VALUE_SUFFIX = COMPANION_SUFFIX
-"""The numeric companion of an axis column in base units, e.g. `bottleneck.rate:value`."""
 DEFAULT_BASELINE = "reno"
 WINDOW_COLUMN = "measure_window"  # sweep/rundir.summary_table
 _STACK_AXIS = re.compile(r"^flow\.(\*|\d+)\.cc$")
