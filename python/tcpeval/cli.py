@@ -504,6 +504,49 @@ def report(
     typer.echo(str(written.path))
 
 
+EXPORT_FORMATS = ("csv", "flent")
+
+
+@app.command()
+def export(
+    directory: Annotated[Path, typer.Argument(help="A result, sweep or suite directory.")],
+    formats: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Comma-separated: csv (tidy tables; any directory), flent (Flent's data file, "
+            "for `flent -i FILE -p totals`; a single result).",
+        ),
+    ] = "csv",
+    csv: Annotated[bool, typer.Option("--csv", help="Short for --format csv.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where the files go. Default: DIRECTORY/export.")
+    ] = None,
+) -> None:
+    """Write DIRECTORY as files other tools read: tidy CSV, or Flent's data file."""
+    from tcpeval.export import export_csv, export_flent
+    from tcpeval.scenario import ScenarioError
+
+    chosen = ["csv"] if csv else [name.strip() for name in formats.split(",")]
+    unknown = [name for name in chosen if name not in EXPORT_FORMATS]
+    if unknown:
+        _fail(ScenarioError("--format", unknown[0], f"is not one of {', '.join(EXPORT_FORMATS)}"))
+    target = out or directory / "export"
+    writers = {"csv": export_csv, "flent": lambda d, o: [export_flent(d, o)]}
+    try:
+        written = [path for name in chosen for path in writers[name](directory, target)]
+    except (FileNotFoundError, ValueError) as error:
+        _fail(ScenarioError("DIRECTORY", str(directory), _reason(error)))
+    for path in written:
+        typer.echo(str(path))
+
+
+def _reason(error: Exception) -> str:
+    """An error's text without the path it may start with (the caller names the directory)."""
+    text = str(error)
+    return text.split(": ", 1)[1] if ": " in text and text.startswith("/") else text
+
+
 @cc_app.command("list")
 def cc_list() -> None:
     """The algorithms the simulator knows: their parameters and defaults, and the congestion

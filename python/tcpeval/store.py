@@ -207,8 +207,8 @@ def _kind(value: object) -> str:
 
 def _companion(values: list[Any]) -> tuple[str, list[float]] | None:
     """The values as numbers in one unit, and that unit, if they are quantities of one kind."""
-    if not all(isinstance(value, str) for value in values):
-        return None
+    if not values or not all(isinstance(value, str) for value in values):
+        return None  # no run yet: nothing says what kind the axis is
     for unit, to_number in _QUANTITIES:
         try:
             return unit, [float(to_number(value)) for value in values]
