@@ -1,4 +1,4 @@
-"""The simulator's wall-time estimate (backends/sim_time.py) beside the measured wall time.
+"""The simulator's wall-time estimate (backends/sim/wall_estimate.py) beside the measured wall time.
 
     python bench/wall_estimate.py [examples/*.toml ...]
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from tcpeval import simulate
-from tcpeval.backends.sim_time import estimate_wall
+from tcpeval.backends.sim.wall_estimate import estimate_wall
 from tcpeval.scenario import load_scenario, resolution
 
 FAST_PATHS = [

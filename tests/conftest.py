@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 
 from helpers import assert_packets_conserved
-from tcpeval.backends import sim
+from tcpeval import _core
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -16,7 +16,7 @@ def _every_simulation_conserves_packets() -> Iterator[None]:
     Session-scoped so it wraps the core before any fixture simulates; runs in a subprocess
     check their summary.json with the same helper themselves.
     """
-    run = sim._core.simulate
+    run = _core.simulate
 
     def simulate_and_check(
         resolved_json: str, progress: object = None
@@ -26,5 +26,5 @@ def _every_simulation_conserves_packets() -> Iterator[None]:
         return summary_json, flows, links, pcap
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sim._core, "simulate", simulate_and_check)
+        patch.setattr(_core, "simulate", simulate_and_check)
         yield

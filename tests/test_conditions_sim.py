@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from helpers import small_scenario
-from tcpeval import ScenarioError, load, simulate
-from tcpeval.backends import sim
+from tcpeval import ScenarioError, _core, load, simulate
 
 LINKTYPE_RAW = 101  # the record starts with the IPv4 header
 
@@ -254,9 +253,9 @@ def test_core_errors_name_the_table_the_entry_came_from(
     field: str,
 ) -> None:
     def reject(resolved_json: str, progress: object = None) -> None:
-        raise sim._core.ScenarioRejected(*entry, key, "42", "is wrong")
+        raise _core.ScenarioRejected(*entry, key, "42", "is wrong")
 
-    monkeypatch.setattr(sim._core, "simulate", reject)
+    monkeypatch.setattr(_core, "simulate", reject)
     data = small_scenario()
     data["link"] = [{"name": "wan", "rate": "1Gbps", "queue": "10pkt"}]
     data["cbr"] = [{"rate": "1Mbps"}]

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 import tcpeval
 from helpers import small_scenario
 from tcpeval import _core
-from tcpeval.backends.sim_memory import default_budget_bytes, estimate_memory
-from tcpeval.backends.sim_progress import simulate_watched
+from tcpeval.backends.sim.memory import default_budget_bytes, estimate_memory
+from tcpeval.backends.sim.progress import simulate_watched
 from tcpeval.cli import app
 from tcpeval.scenario import ScenarioError, parse_scenario, resolution, resolve
 

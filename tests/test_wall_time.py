@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tcpeval import backends, cli
-from tcpeval.backends import sim_progress
-from tcpeval.backends.sim_time import HOP_PACKETS_PER_S, estimate_wall
+from tcpeval.backends.sim import progress as sim_progress
+from tcpeval.backends.sim.wall_estimate import HOP_PACKETS_PER_S, estimate_wall
 from tcpeval.backends.wall_time import REAL_TIME_SETUP_S, about, wall_estimate
 from tcpeval.cli import app
 from tcpeval.scenario import parse_scenario, resolution

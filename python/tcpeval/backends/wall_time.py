@@ -1,6 +1,6 @@
 """How long a run will take in wall time, said before it starts: the simulator estimates it
-from the scenario (sim_time.py), a real-time backend (the lab, a probe) takes its `duration`
-and its set-up, the models take no time worth saying. The command line asks, or refuses,
+from the scenario (sim/wall_estimate.py), a real-time backend (the lab, a probe) takes its
+`duration` and its set-up, the models take no time worth saying. The command line asks, or refuses,
 before a run longer than its `--max-time`, naming the key that drives the estimate.
 """
 

@@ -16,9 +16,9 @@ import pandas as pd
 
 from tcpeval import _core
 from tcpeval.backends.protocol import BackendError, Problem, refusals
-from tcpeval.backends.sim_memory import check_budget, default_budget_bytes
-from tcpeval.backends.sim_progress import simulate_watched
-from tcpeval.backends.sim_time import estimate_wall
+from tcpeval.backends.sim.memory import check_budget, default_budget_bytes
+from tcpeval.backends.sim.progress import simulate_watched
+from tcpeval.backends.sim.wall_estimate import estimate_wall
 from tcpeval.backends.wall_time import WallEstimate
 from tcpeval.metrics import jain_index
 from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS, Result
@@ -27,7 +27,7 @@ from tcpeval.scenario import resolution as resolve
 
 
 class Simulator:
-    """The simulator; `max_memory_bytes` (default: sim_memory.default_budget_bytes) is the
+    """The simulator; `max_memory_bytes` (default: memory.default_budget_bytes) is the
     budget a scenario's estimated memory must fit, `show_progress` draws a bar on a terminal
     for long runs (the CLI's; never in a sweep's workers)."""
 

@@ -1,5 +1,5 @@
 """What a simulation will take in wall time, worked out from the resolved scenario before it
-runs (as its memory is, sim_memory.py), so that a run of hours is asked about or refused with
+runs (as its memory is, sim/memory.py), so that a run of hours is asked about or refused with
 the estimate and the key that drives it, instead of being found out from a bar that hardly
 moves.
 
