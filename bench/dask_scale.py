@@ -25,7 +25,7 @@ from distributed import Client
 
 import tcpeval
 from tcpeval.suites import grid_of, load_suite
-from tcpeval.sweep.cluster import load_cluster, started
+from tcpeval.sweep.dask import load_cluster, started
 
 LOCAL_CLUSTER_FILE = Path(__file__).parent.parent / "examples" / "clusters" / "local.toml"
 STACKS = ["cubic", "reno"]

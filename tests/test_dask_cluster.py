@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tcpeval.scenario import ScenarioError
-from tcpeval.sweep.cluster import built, load_cluster, started
+from tcpeval.sweep.dask import built, load_cluster, started
 from tcpeval.sweep.tomlwriter import dumps
 from test_sweep import tiny_grid
 
@@ -225,7 +225,7 @@ def test_loading_a_batch_cluster_leaves_ctrl_c_as_it_was(batch_commands: Path) -
     # so that the import really happens here.
     check = (
         "import signal, sys\n"
-        "from tcpeval.sweep.cluster import load_cluster\n"
+        "from tcpeval.sweep.dask import load_cluster\n"
         "before = signal.getsignal(signal.SIGINT)\n"
         f"load_cluster({str(CLUSTERS / 'slurm.toml')!r})\n"
         "sys.exit(0 if signal.getsignal(signal.SIGINT) is before else 1)\n"

@@ -19,7 +19,7 @@ from tcpeval.report.verdicts import evaluate
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario
 from tcpeval.suites.runner import run_suite
-from tcpeval.sweep import executors
+from tcpeval.sweep import pool
 
 DOOMED_DURATION_NS = 240 * 10**9  # only the Hamilton convergence test runs 240 s when quick
 
@@ -52,14 +52,14 @@ class SuiteRun:
 
 def run_counting_pools(out: Path, backend: Model) -> SuiteRun:
     pools: list[int] = []
-    start = executors._process_pool
+    start = pool._process_pool
 
     def counted(jobs: int) -> ProcessPoolExecutor:
         pools.append(jobs)
         return start(jobs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(executors, "_process_pool", counted)
+        patch.setattr(pool, "_process_pool", counted)
         run_suite("hamilton", "cubic", out, quick=True, jobs=2, backend=backend)
     return SuiteRun(out, pools)
 

@@ -13,7 +13,8 @@ import pytest
 import tcpeval
 from tcpeval import backends
 from tcpeval.sweep import RunSpec, expand, load_grid
-from tcpeval.sweep.executors import NANNY_LOGGER, LocalPool, close_quietly
+from tcpeval.sweep.dask import NANNY_LOGGER, close_quietly
+from tcpeval.sweep.pool import LocalPool
 from tcpeval.sweep.rundir import Outcome, execute
 from test_sweep import tiny_grid
 

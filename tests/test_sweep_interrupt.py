@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import pytest
@@ -46,13 +47,22 @@ def start_sweep(grid: Path, out: Path) -> subprocess.Popen[str]:
     )
 
 
+class Interrupted(NamedTuple):
+    took_s: float
+    """From the first SIGINT to the sweep's end."""
+    started: bool
+    """Whether the sweep command had begun (its directory made) when the SIGINT came: before,
+    the command line was still being read, and there is nothing to keep or resume."""
+    stdout: str
+    stderr: str
+
+
 def interrupted(
-    sweep: subprocess.Popen[str], after_s: float, again_s: float | None
-) -> tuple[float, str, str]:
-    """Send SIGINT `after_s` from now (and again `again_s` later): the seconds until the sweep
-    ended, its stdout and stderr."""
+    sweep: subprocess.Popen[str], out: Path, after_s: float, again_s: float | None
+) -> Interrupted:
+    """Send SIGINT `after_s` from now (and again `again_s` later)."""
     time.sleep(after_s)
-    sent = time.monotonic()
+    sent, started = time.monotonic(), out.exists()
     sweep.send_signal(signal.SIGINT)
     if again_s is not None:
         time.sleep(again_s)
@@ -63,7 +73,7 @@ def interrupted(
     except subprocess.TimeoutExpired:
         sweep.kill()
         stdout, stderr = sweep.communicate()
-    return time.monotonic() - sent, stdout, stderr
+    return Interrupted(time.monotonic() - sent, started, stdout, stderr)
 
 
 @pytest.fixture
@@ -86,23 +96,23 @@ def test_ctrl_c_at_random_moments_always_ends_the_sweep_within_seconds(tmp_path:
         delays = sorted(moments.uniform(0.3, 6.0) for _ in sweeps)
         again = [moments.choice([None, 0.05, 0.5]) for _ in sweeps]
         started = time.monotonic()
-        for sweep, delay, second in zip(sweeps, delays, again, strict=True):
+        for sweep, out, delay, second in zip(sweeps, outs, delays, again, strict=True):
             waited = max(0.0, delay - (time.monotonic() - started))
-            took_s, stdout, stderr = interrupted(sweep, waited, second)
+            ended = interrupted(sweep, out, waited, second)
             what = f"Ctrl-C at {delay:.1f} s (again after {second} s)"
-            assert took_s < EXIT_BOUND_S, f"{what}: ended {took_s:.1f} s later"
+            assert ended.took_s < EXIT_BOUND_S, f"{what}: ended {ended.took_s:.1f} s later"
             # -2: killed by a SIGINT that came as the interpreter exited (a shell shows 130)
-            assert sweep.returncode in (0, 130, -2), f"{what}: exit {sweep.returncode}: {stderr}"
-            assert "Traceback" not in stderr, f"{what}: {stderr}"
-            if "8 runs: 8 done" not in stdout:  # else the Ctrl-C came after the last run
-                assert RESUME_LINE in stderr, f"{what}: {stdout} {stderr}"
+            assert sweep.returncode in (0, 130, -2), f"{what}: exit {sweep.returncode}"
+            assert "Traceback" not in ended.stderr, f"{what}: {ended.stderr}"
+            if ended.started and "8 runs: 8 done" not in ended.stdout:  # not done already
+                assert RESUME_LINE in ended.stderr, f"{what}: {ended.stdout} {ended.stderr}"
 
 
 def test_a_resumed_sweep_gives_the_numbers_of_an_uninterrupted_one(tmp_path: Path) -> None:
     grid = tmp_path / "grid.toml"
     grid.write_text(GRID)
     sweep = start_sweep(grid, tmp_path / "resumed")
-    assert interrupted(sweep, 3.0, None)[0] < EXIT_BOUND_S
+    assert interrupted(sweep, tmp_path / "resumed", 3.0, None).took_s < EXIT_BOUND_S
     report = tcpeval.sweep(grid, tmp_path / "resumed", progress=False)
     assert (report.total, report.failed) == (8, 0)
     tcpeval.sweep(grid, tmp_path / "whole", progress=False)

@@ -7,11 +7,19 @@ spawn and forkserver both do), and must not pay for typer, rich and every comman
 
 from __future__ import annotations
 
+import sys
+
+from tcpeval.interrupts import INTERRUPTED
+
 
 def main() -> None:
-    from tcpeval.cli import app
+    try:
+        from tcpeval.cli import app
 
-    app(prog_name="tcpeval")
+        app(prog_name="tcpeval")
+    except KeyboardInterrupt:  # before a command began (each says what it kept): no traceback
+        sys.stderr.write("\ninterrupted\n")
+        sys.exit(INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -371,7 +371,7 @@ def sweep(
             with ctrl_c_deferred():
                 from tcpeval.scenario import ScenarioError
                 from tcpeval.sweep import sweep as run_sweep
-                from tcpeval.sweep.cluster import scheduler_of
+                from tcpeval.sweep.dask import scheduler_of
                 from tcpeval.sweep.runner import checked
 
             checked(grid, backend)  # a mistake in the grid, before a cluster file submits jobs
@@ -424,7 +424,7 @@ def suite(
     from tcpeval.scenario import ScenarioError
     from tcpeval.suites import load_suite
     from tcpeval.suites.runner import run_suite
-    from tcpeval.sweep.cluster import scheduler_of
+    from tcpeval.sweep.dask import scheduler_of
 
     _freeze_imports()
     try:

@@ -25,7 +25,7 @@ from tcpeval.suite_files import suite_text
 from tcpeval.suites import Suite, SuiteTest, grid_of, load_suite
 from tcpeval.suites.measures import MEASURES
 from tcpeval.sweep import SuiteProgress, sweep
-from tcpeval.sweep.executors import LocalPool
+from tcpeval.sweep.pool import LocalPool
 from tcpeval.sweep.runner import checked, worker_count
 
 

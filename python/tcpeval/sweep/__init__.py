@@ -3,7 +3,8 @@ written atomically under one directory so that a killed sweep resumes where it s
 
 - `grid`: the grid file, its validation and expansion into runs (and their ids).
 - `rundir`: one run written into `DIR/runs/<run_id>/` (result or error.json).
-- `executors`: the local process pool and the Dask cluster.
+- `pool`: the local process pool (Ctrl-C stops its runs within seconds).
+- `dask`: runs on Dask: a scheduler, a LocalCluster, or a cluster file (SLURM, PBS).
 - `runner`: `sweep()`, resumption and the progress bar.
 - `tomlwriter`: the grid as run, written back as `DIR/grid.toml`.
 

@@ -33,8 +33,9 @@ from tcpeval.backends import Backend
 from tcpeval.layout import GRID_FILE, LOCK_FILE, RUNS_DIR, publish_file
 from tcpeval.processes import Locked, held
 from tcpeval.scenario import ScenarioError, parse_scenario
-from tcpeval.sweep.executors import LOCAL_CLUSTER, LocalPool, Work, dask_cluster
+from tcpeval.sweep.dask import LOCAL_CLUSTER, dask_cluster
 from tcpeval.sweep.grid import Grid, RunSpec, expand, load_grid
+from tcpeval.sweep.pool import LocalPool, Work
 from tcpeval.sweep.rundir import Outcome, clear_staging, execute, state
 from tcpeval.sweep.tomlwriter import dumps
 

@@ -1,14 +1,13 @@
-"""Where runs execute: a local process pool, or a Dask cluster (one started here, or one
-already running). Either way each run calls the same `work(spec, sweep_dir)` and outcomes come
-back as runs finish. A worker that dies takes no other run with it: its run is recorded as
-failed and the rest go on.
+"""Where runs execute on this machine: a pool of worker processes (Dask's are in dask.py).
+Each run calls the same `work(spec, sweep_dir)` and outcomes come back as runs finish. A worker
+that dies takes no other run with it: its run is recorded as failed and the rest go on.
 """
 
 from __future__ import annotations
 
 import gc
-import logging
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import signal
 import time
@@ -17,7 +16,6 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
 
 from tcpeval.interrupts import INTERRUPTED, ctrl_c_deferred
 from tcpeval.processes import exit_with
@@ -25,10 +23,8 @@ from tcpeval.sweep.grid import RunSpec
 from tcpeval.sweep.rundir import Outcome, one_line, record_error
 
 Work = Callable[[RunSpec, str], Outcome]
-LOCAL_CLUSTER = "local"
 WORKER_IMPORTS = ["tcpeval.sweep.rundir"]
 """What a run imports (the backends, pandas), loaded once by the fork server."""
-NANNY_LOGGER = "distributed.nanny"
 ABANDON_GRACE_S = 3.0
 """How long a stopped run may take to unwind (a lab run removes its namespaces: well under a
 second) before its worker is killed; with the rest, a Ctrl-C'd sweep ends within 5 s."""
@@ -120,53 +116,6 @@ class LocalPool:
         return []
 
 
-def dask_cluster(
-    work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int, address: str
-) -> Iterator[Outcome]:
-    """Run on the Dask scheduler at `address`, or on a LocalCluster of `jobs` single-threaded
-    worker processes when `address` is "local" (a cluster file is started by the caller:
-    tcpeval.sweep.cluster). Dask retries a run whose worker died; a run
-    that keeps killing workers comes back as KilledWorker and is recorded as failed."""
-    from dask.distributed import LocalCluster, as_completed
-
-    from tcpeval.sweep.cluster import client_of
-
-    cluster = None
-    if address == LOCAL_CLUSTER:
-        cluster = LocalCluster(
-            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-    try:
-        with client_of(cluster or address) as client:
-            futures = {
-                client.submit(
-                    work, spec, str(sweep_dir), key=f"run-{spec.run_id}", pure=False
-                ): spec
-                for spec in specs
-            }
-            for future in as_completed(futures):
-                try:
-                    yield future.result()
-                except Exception as error:
-                    yield record_error(sweep_dir, futures[future], one_line(error))
-    finally:
-        if cluster is not None:
-            close_quietly(cluster)
-
-
-def close_quietly(cluster: Any) -> None:
-    """Close a LocalCluster started here without the nanny's "still alive after 4.0 seconds,
-    killing" warnings: by now every run's outcome is written, and on a busy host a worker is
-    often slower than that to exit (two warnings per sweep on 2 cores), which is no news."""
-    nanny = logging.getLogger(NANNY_LOGGER)
-    level = nanny.level
-    nanny.setLevel(logging.ERROR)
-    try:
-        cluster.close()
-    finally:
-        nanny.setLevel(level)
-
-
 def _process_pool(jobs: int) -> ProcessPoolExecutor:
     """Workers forked by a fork server, a fresh interpreter that imported the runs' code once
     (WORKER_IMPORTS): none inherits state from the caller's threads, and none imports pandas
@@ -174,6 +123,9 @@ def _process_pool(jobs: int) -> ProcessPoolExecutor:
     even one killed by SIGKILL, and ignores Ctrl-C (below)."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(WORKER_IMPORTS)
+    # Started here, where Ctrl-C may cut it (it ends with us), not inside a submit, where
+    # Ctrl-C waits: its imports take seconds on a busy machine.
+    multiprocessing.forkserver.ensure_running()
     return ProcessPoolExecutor(
         jobs, mp_context=context, initializer=_worker_start, initargs=(os.getpid(),)
     )

@@ -1,5 +1,6 @@
-"""A Dask cluster described in a file, for `--scheduler CLUSTER.toml`: the command that sweeps on
-this machine sweeps on a SLURM or PBS cluster too, through dask-jobqueue (docs/sweeps.md).
+"""Runs on Dask: on a scheduler already running, on a LocalCluster started here, or on a cluster
+described in a file, for `--scheduler CLUSTER.toml`: the command that sweeps on this machine
+sweeps on a SLURM or PBS cluster too, through dask-jobqueue (docs/sweeps.md).
 
     [cluster]
     class = "dask_jobqueue.SLURMCluster"   # or dask_jobqueue.PBSCluster, distributed.LocalCluster
@@ -16,10 +17,11 @@ could run any code, and a cluster file travels like a scenario file.
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -30,12 +32,16 @@ from tcpeval.scenario import ScenarioError
 from tcpeval.scenario.errors import from_validation_error
 from tcpeval.scenario.fields import PositiveTime
 from tcpeval.scenario.loading import _read_toml, one_line
-from tcpeval.sweep.executors import close_quietly
+from tcpeval.sweep import rundir
+from tcpeval.sweep.grid import RunSpec
+from tcpeval.sweep.pool import Work
 from tcpeval.units import Duration, parse_duration
 
 CLUSTER_FILE_SUFFIX = ".toml"
 ALLOWED_CLASS = re.compile(r"(distributed|dask_jobqueue)(\.[A-Za-z_]\w*)+")
 DEFAULT_START_TIMEOUT = "10min"
+LOCAL_CLUSTER = "local"
+NANNY_LOGGER = "distributed.nanny"
 
 
 class ClusterSpec(BaseModel):
@@ -167,3 +173,48 @@ def _wait_for_a_worker(cluster: Any, timeout: Duration) -> None:
             timeout.given,
             "passed before any worker joined: are its jobs still queued (squeue, qstat)?",
         ) from None
+
+
+def dask_cluster(
+    work: Work, specs: Iterable[RunSpec], sweep_dir: Path, jobs: int, address: str
+) -> Iterator[rundir.Outcome]:
+    """Run on the Dask scheduler at `address`, or on a LocalCluster of `jobs` single-threaded
+    worker processes when `address` is "local" (a cluster file is started by the caller:
+    `scheduler_of`). Dask retries a run whose worker died; a run that keeps killing workers
+    comes back as KilledWorker and is recorded as failed."""
+    from dask.distributed import LocalCluster, as_completed
+
+    cluster = None
+    if address == LOCAL_CLUSTER:
+        cluster = LocalCluster(
+            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    try:
+        with client_of(cluster or address) as client:
+            futures = {
+                client.submit(
+                    work, spec, str(sweep_dir), key=f"run-{spec.run_id}", pure=False
+                ): spec
+                for spec in specs
+            }
+            for future in as_completed(futures):
+                try:
+                    yield future.result()
+                except Exception as error:
+                    yield rundir.record_error(sweep_dir, futures[future], rundir.one_line(error))
+    finally:
+        if cluster is not None:
+            close_quietly(cluster)
+
+
+def close_quietly(cluster: Any) -> None:
+    """Close a LocalCluster started here without the nanny's "still alive after 4.0 seconds,
+    killing" warnings: by now every run's outcome is written, and on a busy host a worker is
+    often slower than that to exit (two warnings per sweep on 2 cores), which is no news."""
+    nanny = logging.getLogger(NANNY_LOGGER)
+    level = nanny.level
+    nanny.setLevel(logging.ERROR)
+    try:
+        cluster.close()
+    finally:
+        nanny.setLevel(level)
