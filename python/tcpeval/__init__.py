@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from tcpeval.lazy import exports
 
 if TYPE_CHECKING:
-    from tcpeval.backends import run as run
-    from tcpeval.backends import simulate as simulate
+    from tcpeval.backends.run import run as run
+    from tcpeval.backends.run import simulate as simulate
     from tcpeval.result import Result as Result
     from tcpeval.scenario import (
         Scenario as Scenario,

@@ -12,7 +12,7 @@ import json
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NamedTuple, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, NoReturn
 
 import typer
 from rich.console import Console
@@ -232,10 +232,10 @@ def _within_time(backend: Backend, scenario: Scenario, max_time: str | None) -> 
         raise ScenarioError("--max-time", limit, str(error)) from None
     if estimate.seconds <= limit_s:
         return
-    error = over_time(estimate, limit)
-    if asking and typer.confirm(f"{error}. Run it anyway?", default=False, err=True):
+    refusal = over_time(estimate, limit)
+    if asking and typer.confirm(f"{refusal}. Run it anyway?", default=False, err=True):
         return
-    raise error
+    raise refusal
 
 
 def _on_terminal() -> bool:
@@ -263,7 +263,7 @@ def list_backends(
     """The backends: available here or why not, their algorithms, the keys they refuse."""
     from tcpeval import backends
 
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": backend.name,
             "description": backend.description,

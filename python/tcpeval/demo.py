@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -124,7 +125,7 @@ def mathis_table(rows: list[LossLimited]) -> Table:
     return table
 
 
-HOSTS_CASE = {
+HOSTS_CASE: dict[str, Any] = {
     "name": "reno-on-each-host",
     "duration": "1200s",
     "sample_interval": "1s",

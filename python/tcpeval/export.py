@@ -68,21 +68,22 @@ def export_flent(source: Path, out: Path) -> Path:
 
 def flent_data(run: results.Result, t0: datetime) -> dict[str, Any]:
     """The run as Flent's data file holds a test: metadata, sample times, each series."""
-    wide = run.flows.pivot(index="t_s", columns="flow", values=FLENT_COLUMNS)
-    times = [float(t) for t in wide.index]
+    wide = {
+        column: run.flows.pivot(index="t_s", columns="flow", values=column)
+        for column in FLENT_COLUMNS
+    }
     goodput = wide[results.GOODPUT_COLUMN]
+    times = [float(t) for t in goodput.index]
     series: dict[str, list[float | None]] = {}
     raw: dict[str, list[dict[str, float]]] = {}
-    start_s = t0.timestamp()
-    for flow in goodput.columns:
-        name = FLENT_STREAM.format(int(flow) + 1)
+    for flow in map(int, goodput.columns):
+        name = FLENT_STREAM.format(flow + 1)
         series[name] = _values(goodput[flow])
-        raw[name] = _raw_samples(wide, flow, start_s)
-    present = goodput.to_numpy()
-    series["TCP upload sum"] = _values(goodput.sum(axis=1, min_count=1))
-    series["TCP upload avg"] = _values(goodput.mean(axis=1))
-    series["TCP upload fairness"] = [_jain(row) for row in present]
-    series["Ping (ms) ICMP"] = _values(wide["srtt_ms"].mean(axis=1))
+        raw[name] = _raw_samples(wide, flow, t0.timestamp())
+    series["TCP upload sum"] = _values(goodput.sum(axis="columns", min_count=1))
+    series["TCP upload avg"] = _values(goodput.mean(axis="columns"))
+    series["TCP upload fairness"] = [_jain(row) for row in goodput.to_numpy()]
+    series["Ping (ms) ICMP"] = _values(wide["srtt_ms"].mean(axis="columns"))
     return {
         "version": FLENT_FORMAT,
         "metadata": _flent_metadata(run, t0, times, len(goodput.columns)),
@@ -116,16 +117,19 @@ def _flent_metadata(
     }
 
 
-def _raw_samples(wide: pd.DataFrame, flow: object, start_s: float) -> list[dict[str, float]]:
+def _raw_samples(
+    wide: dict[str, pd.DataFrame], flow: int, start_s: float
+) -> list[dict[str, float]]:
     """A stream's samples as Flent keeps them: absolute time, value, its TCP_INFO keys."""
+    goodput = wide[results.GOODPUT_COLUMN][flow]
     columns = {
-        "val": wide[results.GOODPUT_COLUMN][flow],
-        "tcp_delivery_rate": wide[results.GOODPUT_COLUMN][flow],
+        "val": goodput,
+        "tcp_delivery_rate": goodput,
         "tcp_pacing_rate": wide["pacing_rate_bps"][flow] / 1e6,
         **{key: wide[column][flow] for key, column in FLENT_TCP_INFO.items()},
     }
     samples = []
-    for index, t_s in enumerate(wide.index):
+    for index, t_s in enumerate(goodput.index):
         sample = {key: float(values.iloc[index]) for key, values in columns.items()}
         if not pd.isna(sample["val"]):
             samples.append({"t": start_s + float(t_s)} | _finite(sample))

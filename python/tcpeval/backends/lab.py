@@ -24,7 +24,7 @@ from tcpeval.lab.run import run_lab
 from tcpeval.probe.binary import find_binary, probe_binary
 from tcpeval.result import Result
 from tcpeval.scenario import FlowGroup, Scenario, cc_algorithms, resolution
-from tcpeval.scenario.hosts import PROFILES, HostBehaviour
+from tcpeval.scenario.hosts import PROFILES, HostBehaviour, HostName
 from tcpeval.units import Rate
 
 REFUSED = {
@@ -52,8 +52,8 @@ RUN_REGISTRATION = re.compile(rf"{NAME_PREFIX}[0-9a-f]{{4}}")
 class Lab:
     name = "lab"
     description = "real kernel TCP in network namespaces behind a self-checking emulator"
-    runs_per_host = 1
-    real_time = True
+    runs_per_host: int | None = 1
+    real_time: bool = True
 
     def available(self) -> str | None:
         if os.geteuid() != 0:
@@ -134,7 +134,7 @@ retransmission, keeping ssthresh when a timeout interrupts recovery, TSO/GSO fra
 loss detection (`tcp_recovery`) and undo (`tcp_dsack`, `tcp_frto`) are settings."""
 
 
-def _kernel_recovery(path: str, host_name: str, host: HostBehaviour) -> list[Problem]:
+def _kernel_recovery(path: str, host_name: HostName, host: HostBehaviour) -> list[Problem]:
     """The host switches this kernel cannot honour, named by the key that asked for them
     (`host` itself when the profile's default did)."""
     problems = []

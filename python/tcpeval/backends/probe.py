@@ -69,8 +69,8 @@ REFUSED = {
 class Probe:
     name = "probe"
     description = f"real kernel TCP to a `tcpeval probe serve` at ${SERVER}"
-    runs_per_host = 1
-    real_time = True
+    runs_per_host: int | None = 1
+    real_time: bool = True
 
     def available(self) -> str | None:
         if not os.environ.get(SERVER) or not os.environ.get(SECRET_FILE):

@@ -416,7 +416,9 @@ class LabRun:
         asked: dict[str, str],
         granted: dict[str, str],
     ) -> Result:
-        probes = [(f, result_from_raw(f.raw, f.settings, 0.0)) for f in self.flows if f.raw]
+        probes = [
+            (f, result_from_raw(f.raw, f.settings, 0.0)) for f in self.flows if f.raw and f.settings
+        ]
         frames, flows = _merge_flows(probes, self.t0_unix_ns)
         valid, reason, records = checks.verdict(
             self._checks(stats, kernel_drops, probes, flows, asked, granted)

@@ -138,5 +138,5 @@ class CongestionControl(BaseModel):
         """The algorithm as the simulator runs it: the registry's defaults, then those given
         (only those given for an algorithm the registry does not have)."""
         known = (a["params"] for a in cc_algorithms() if a["name"] == self.name)
-        defaults = next(known, {})
+        defaults: dict[str, Any] = next(known, {})
         return {"name": self.name, **defaults, **self.params}

@@ -139,7 +139,11 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
     queue_pkts, queue_bytes = queue_limit(
         f"{field}.queue", link.queue, link.queue_counts, link.rate.bps, crossing
     )
-    queue_size = queue_pkts if queue_bytes is None else queue_bytes / crossing.largest_packet_bytes
+    if queue_bytes is not None:
+        queue_size = queue_bytes / crossing.largest_packet_bytes
+    else:
+        assert queue_pkts is not None  # a limit is in packets or in bytes
+        queue_size = float(queue_pkts)
     return {
         "name": name,
         "rate_bps": link.rate.bps,

@@ -78,7 +78,9 @@ class Scenario(Strict):
 
     def links(self) -> list[tuple[str, str, Link]]:
         """(field path, name, link) of every link, `[bottleneck]` first."""
-        named = [(f"link[{i}]", link.name, link) for i, link in enumerate(self.link)]
+        named: list[tuple[str, str, Link]] = [
+            (f"link[{i}]", link.name, link) for i, link in enumerate(self.link)
+        ]
         if self.bottleneck is None:
             return named
         return [(BOTTLENECK, BOTTLENECK, self.bottleneck), *named]
@@ -90,6 +92,10 @@ class Scenario(Strict):
             *((f"web[{i}]", table) for i, table in enumerate(self.web)),
             *((f"reqresp[{i}]", table) for i, table in enumerate(self.reqresp)),
         ]
+
+    def routed_tables(self) -> list[tuple[str, TcpTraffic | Source]]:
+        """(field path, table) of every table whose traffic takes a route: TCP, then sources."""
+        return [*self.tcp_tables(), *self.sources()]
 
     def sources(self) -> list[tuple[str, Source]]:
         return [
@@ -138,11 +144,12 @@ class Scenario(Strict):
         self._check_links()
         if not self.tcp_tables():
             raise ScenarioError("flow", None, "needs at least 1 entry (or a [[web]], [[reqresp]])")
-        for path, table in [*self.tcp_tables(), *self.sources()]:
+        for path, table in self.routed_tables():
             table.check(path)
             self._check_route(path, table)
-            if not isinstance(table, RequestResponse):  # starts at 0s
-                self._check_starts_in_run(path, table.start)
+            start = getattr(table, "start", None)  # request-response exchanges start at 0s
+            if start is not None:
+                self._check_starts_in_run(path, start)
         for path, table in self.tcp_tables():
             table.cc.check(f"{path}.cc")
             self._check_rtt(path, table)
@@ -202,7 +209,7 @@ class Scenario(Strict):
 
     def _check_flow_count(self) -> None:
         """[[flow]] and [[reqresp]] flows together (web flows have their own bound)."""
-        counts = [
+        counts: list[tuple[str, int | None, int]] = [
             (f"flow[{i}].count", t.count, t.count * t.streams) for i, t in enumerate(self.flow)
         ]
         counts += [(f"reqresp[{i}]", None, 2) for i in range(len(self.reqresp))]

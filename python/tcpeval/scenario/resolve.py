@@ -78,8 +78,9 @@ def resolution(scenario: Scenario) -> Resolution:
         flow_origins += [path] * len(new)
     if not flows:
         raise ScenarioError("web", None, "drew no flow: raise arrival_rate or widen start/stop")
-    sources = [(path, _source(scenario, table)) for path, table in scenario.sources()]
-    sources = [(path, entry) for path, entries in sources for entry in entries]
+    sources = [
+        (path, entry) for path, table in scenario.sources() for entry in _source(scenario, table)
+    ]
     resolved = {
         "name": scenario.name,
         "duration_ns": scenario.duration.ns,
@@ -300,7 +301,7 @@ def describe(scenario: Scenario) -> dict[str, Any]:
             entry["aqm"] |= {"min_th_pkts": aqm["min_th_pkts"], "max_th_pkts": aqm["max_th_pkts"]}
         if resolved["policer"] is not None:
             entry["policer"]["burst_bytes"] = resolved["policer"]["burst_bytes"]
-    for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
+    for path, table in scenario.routed_tables():
         entry = described[path.partition("[")[0]][_at(path)]
         entry["route"] = scenario.route(table)
         if isinstance(table, TcpTraffic):

@@ -164,7 +164,7 @@ def l4s_queue(result: Result) -> dict[str, float]:
 
 def _sojourn(link: dict[str, Any], queue: str) -> dict[str, float]:
     """One queue's sojourn figures in ms, NaN for those a backend or an empty queue lacks."""
-    found = next((s for s in link.get("sojourns") or [] if s["queue"] == queue), {})
+    found: dict[str, Any] = next((s for s in link.get("sojourns") or [] if s["queue"] == queue), {})
     keys = ("p99_ms", "mean_ms")
     return {key: math.nan if found.get(key) is None else float(found[key]) for key in keys}
 

@@ -42,8 +42,8 @@ MODELLED_AQMS = ("droptail", "step", "red")
 
 class Models:
     name = "model"
-    runs_per_host = None
-    real_time = False
+    runs_per_host: int | None = None
+    real_time: bool = False
     description = (
         f"analytical models: response functions ({', '.join(RESPONSE)}), window and rate "
         "limits, drop-tail link shares, DCTCP through a step marker, RED's equilibrium "
@@ -70,7 +70,7 @@ class Models:
             if not isinstance(loss, float):
                 reason = "the models take independent random loss (a probability)"
                 problems.append(Problem("bottleneck.loss", None, reason))
-        for path, table in [*scenario.tcp_tables(), *scenario.sources()]:
+        for path, table in scenario.routed_tables():
             if getattr(table, "direction", "forward") == "reverse":
                 reason = "the models know the forward direction only"
                 problems.append(Problem(f"{path}.direction", "reverse", reason))

@@ -33,8 +33,8 @@ class Simulator:
 
     name = "sim"
     description = "the packet-level simulator (crates/sim): every key, every algorithm"
-    runs_per_host = None
-    real_time = False
+    runs_per_host: int | None = None
+    real_time: bool = False
 
     def __init__(self, max_memory_bytes: int | None = None, show_progress: bool = False) -> None:
         self.max_memory_bytes = max_memory_bytes
@@ -135,5 +135,5 @@ def _in_user_terms(error: _core.ScenarioRejected, resolved: Resolution) -> Scena
     """The core names an entry of the resolved scenario (`flows`, 3); point at the table of the
     user's scenario that flow 3 came from (`flow[1]`) instead."""
     entry, index, key, value, reason = error.args
-    table = None if entry is None else resolved.origins[entry][index]
+    table = None if entry is None or index is None else resolved.origins[entry][index]
     return ScenarioError(key if table is None else f"{table}.{key}", value or None, reason)
