@@ -116,90 +116,70 @@ impl Pcap {
     /// Append one packet seen at simulated time `now_ns`; `mss_bytes` is its flow's MSS, which
     /// turns segment numbers into byte sequence numbers (unused for UDP datagrams).
     pub fn record(&mut self, now_ns: u64, pkt: &Packet, mss_bytes: u32) {
-        let n_sack = match pkt.kind {
-            Kind::Ack => usize::from(pkt.n_sack),
-            Kind::Data | Kind::Udp => 0,
-        };
-        // Header bytes written after the IPv4 header, and the header bytes the simulator's
-        // `size_bytes` includes.
-        let (transport, modelled) = match pkt.kind {
-            Kind::Data | Kind::Ack => (
-                TCP_BASE_BYTES + TS_OPTION_BYTES + sack_len(n_sack),
-                HEADER_BYTES,
-            ),
-            Kind::Udp => (
-                UDP_HEADER_BYTES,
-                (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u32,
-            ),
-        };
-        let captured = IPV4_HEADER_BYTES + transport;
-        // The simulated payload is whatever lies beyond the modelled header bytes.
-        let payload = pkt.size_bytes.saturating_sub(modelled);
-        // IPv4 total length is 16 bits; a larger packet cannot exist on an IPv4 wire.
-        let wire = u16::try_from(captured as u32 + payload).unwrap_or(u16::MAX);
-
-        // Record header: timestamp (s, ns), captured length, original length.
-        self.buf.reserve(RECORD_HEADER_BYTES + captured);
-        let ts_sec = (now_ns / 1_000_000_000) as u32;
-        let ts_nsec = (now_ns % 1_000_000_000) as u32;
-        for field in [ts_sec, ts_nsec, captured as u32, u32::from(wire)] {
-            self.buf.extend_from_slice(&field.to_le_bytes());
-        }
-
-        let [_, _, hi, lo] = pkt.flow.to_be_bytes();
-        let high_port = SENDER_PORT_BASE.wrapping_add((pkt.flow >> 16) as u16);
-        let sender = [10, 0, hi, lo];
-        let receiver = [10, 1, hi, lo];
-        let mss = u64::from(mss_bytes);
-        let to_bytes = |segment: u64| segment.wrapping_mul(mss) as u32;
-        let (src, dst, proto) = match pkt.kind {
-            Kind::Data => (sender, receiver, PROTO_TCP),
-            Kind::Ack => (receiver, sender, PROTO_TCP),
-            Kind::Udp => ([10, 2, hi, lo], [10, 3, hi, lo], PROTO_UDP),
-        };
-        // Datagram numbers go into the IP ID so that losses of cross traffic stay visible;
-        // TCP segments carry their own sequence numbers.
-        let ident = match pkt.kind {
-            Kind::Udp => pkt.seq as u16,
-            Kind::Data | Kind::Ack => 0,
-        };
-        self.push_ipv4(wire, ident, proto, src, dst);
-
+        let size = Sizes::of(pkt);
+        self.push_record_header(now_ns, &size);
+        let ends = Ends::of(pkt);
+        self.push_ipv4(size.wire, ends.ident, ends.proto, ends.src, ends.dst);
         let start = self.buf.len();
+        let to_bytes = |segment: u64| segment.wrapping_mul(u64::from(mss_bytes)) as u32;
         match pkt.kind {
             Kind::Data => {
-                let ports = [high_port, RECEIVER_PORT];
-                self.push_tcp(transport, ports, to_bytes(pkt.seq), 0, now_ns);
+                let ports = [ends.port, RECEIVER_PORT];
+                self.push_tcp(size.transport, ports, to_bytes(pkt.seq), 0, now_ns);
             }
             Kind::Ack => {
-                let ports = [RECEIVER_PORT, high_port];
-                self.push_tcp(transport, ports, 0, to_bytes(pkt.seq), now_ns);
-                if n_sack > 0 {
-                    // NOP, NOP, kind 5, length, then the blocks as byte sequence numbers.
-                    self.buf
-                        .extend_from_slice(&[1, 1, 5, (sack_len(n_sack) - 2) as u8]);
-                    for (left, right) in pkt.sack_blocks() {
-                        self.buf.extend_from_slice(&to_bytes(left).to_be_bytes());
-                        self.buf.extend_from_slice(&to_bytes(right).to_be_bytes());
-                    }
-                }
+                let ports = [RECEIVER_PORT, ends.port];
+                self.push_tcp(size.transport, ports, 0, to_bytes(pkt.seq), now_ns);
+                self.push_sack(pkt, to_bytes);
             }
-            Kind::Udp => {
-                // UDP header, RFC 768; port 9 is the discard service: nobody reads this data.
-                self.buf.extend_from_slice(&high_port.to_be_bytes());
-                self.buf.extend_from_slice(&DISCARD_PORT.to_be_bytes());
-                self.buf
-                    .extend_from_slice(&(wire - IPV4_HEADER_BYTES as u16).to_be_bytes());
-                self.buf.extend_from_slice(&0u16.to_be_bytes()); // checksum, filled in below
-            }
+            Kind::Udp => self.push_udp(ends.port, size.wire),
         }
-        debug_assert_eq!(self.buf.len() - start, transport);
+        debug_assert_eq!(self.buf.len() - start, size.transport);
+        self.fill_transport_checksum(start, &ends, size.wire);
+        self.records += 1;
+    }
 
-        // Transport checksum over the pseudo-header (addresses, protocol, length) and the
-        // segment, whose uncaptured payload is zeros and so adds nothing (RFC 9293 §3.1, RFC 768).
+    /// Record header: timestamp (s, ns), captured length, original length.
+    fn push_record_header(&mut self, now_ns: u64, size: &Sizes) {
+        self.buf.reserve(RECORD_HEADER_BYTES + size.captured);
+        let ts_sec = (now_ns / 1_000_000_000) as u32;
+        let ts_nsec = (now_ns % 1_000_000_000) as u32;
+        for field in [ts_sec, ts_nsec, size.captured as u32, u32::from(size.wire)] {
+            self.buf.extend_from_slice(&field.to_le_bytes());
+        }
+    }
+
+    /// The SACK option of an ACK that carries blocks: NOP, NOP, kind 5, length, then the
+    /// blocks as byte sequence numbers (RFC 2018 §3).
+    fn push_sack(&mut self, pkt: &Packet, to_bytes: impl Fn(u64) -> u32) {
+        let n_sack = usize::from(pkt.n_sack);
+        if n_sack == 0 {
+            return;
+        }
+        self.buf
+            .extend_from_slice(&[1, 1, 5, (sack_len(n_sack) - 2) as u8]);
+        for (left, right) in pkt.sack_blocks() {
+            self.buf.extend_from_slice(&to_bytes(left).to_be_bytes());
+            self.buf.extend_from_slice(&to_bytes(right).to_be_bytes());
+        }
+    }
+
+    /// UDP header, RFC 768; port 9 is the discard service: nobody reads this data.
+    fn push_udp(&mut self, port: u16, wire: u16) {
+        self.buf.extend_from_slice(&port.to_be_bytes());
+        self.buf.extend_from_slice(&DISCARD_PORT.to_be_bytes());
+        self.buf
+            .extend_from_slice(&(wire - IPV4_HEADER_BYTES as u16).to_be_bytes());
+        self.buf.extend_from_slice(&0u16.to_be_bytes()); // checksum, filled in below
+    }
+
+    /// Transport checksum over the pseudo-header (addresses, protocol, length) and the
+    /// segment, whose uncaptured payload is zeros and so adds nothing (RFC 9293 §3.1, RFC 768).
+    fn fill_transport_checksum(&mut self, start: usize, ends: &Ends, wire: u16) {
         let segment_len = u32::from(wire) - IPV4_HEADER_BYTES as u32;
-        let pseudo = sum_words(&src) + sum_words(&dst) + u32::from(proto) + segment_len;
-        let (at, sum) = match proto {
+        let pseudo =
+            sum_words(&ends.src) + sum_words(&ends.dst) + u32::from(ends.proto) + segment_len;
+        let (at, sum) = match ends.proto {
             // A computed 0 is sent as all ones: 0 means "no checksum" in UDP (RFC 768).
             PROTO_UDP => (
                 6,
@@ -211,7 +191,6 @@ impl Pcap {
             _ => (16, checksum(&self.buf[start..], pseudo)),
         };
         self.buf[start + at..start + at + 2].copy_from_slice(&sum.to_be_bytes());
-        self.records += 1;
     }
 
     /// IPv4 header, RFC 791 §3.1, with its checksum.
@@ -248,6 +227,78 @@ impl Pcap {
         self.buf
             .extend_from_slice(&((now_ns / 1_000_000) as u32).to_be_bytes());
         self.buf.extend_from_slice(&0u32.to_be_bytes());
+    }
+}
+
+/// How long a packet's record is: the headers written after the IPv4 header, all the headers
+/// captured, and the packet's size on the wire.
+struct Sizes {
+    transport: usize,
+    captured: usize,
+    wire: u16,
+}
+
+impl Sizes {
+    fn of(pkt: &Packet) -> Self {
+        // Header bytes written after the IPv4 header, and the header bytes the simulator's
+        // `size_bytes` includes.
+        let (transport, modelled) = match pkt.kind {
+            Kind::Data => (TCP_BASE_BYTES + TS_OPTION_BYTES, HEADER_BYTES),
+            Kind::Ack => (
+                TCP_BASE_BYTES + TS_OPTION_BYTES + sack_len(usize::from(pkt.n_sack)),
+                HEADER_BYTES,
+            ),
+            Kind::Udp => (
+                UDP_HEADER_BYTES,
+                (IPV4_HEADER_BYTES + UDP_HEADER_BYTES) as u32,
+            ),
+        };
+        let captured = IPV4_HEADER_BYTES + transport;
+        // The simulated payload is whatever lies beyond the modelled header bytes.
+        let payload = pkt.size_bytes.saturating_sub(modelled);
+        // IPv4 total length is 16 bits; a larger packet cannot exist on an IPv4 wire.
+        let wire = u16::try_from(captured as u32 + payload).unwrap_or(u16::MAX);
+        Self {
+            transport,
+            captured,
+            wire,
+        }
+    }
+}
+
+/// Who a packet is from and to, in the file's conventions (the module's doc): addresses,
+/// protocol, the flow's or source's own port, the IP ID.
+struct Ends {
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    port: u16,
+    ident: u16,
+}
+
+impl Ends {
+    fn of(pkt: &Packet) -> Self {
+        let [_, _, hi, lo] = pkt.flow.to_be_bytes();
+        let sender = [10, 0, hi, lo];
+        let receiver = [10, 1, hi, lo];
+        let (src, dst, proto) = match pkt.kind {
+            Kind::Data => (sender, receiver, PROTO_TCP),
+            Kind::Ack => (receiver, sender, PROTO_TCP),
+            Kind::Udp => ([10, 2, hi, lo], [10, 3, hi, lo], PROTO_UDP),
+        };
+        // Datagram numbers go into the IP ID so that losses of cross traffic stay visible;
+        // TCP segments carry their own sequence numbers.
+        let ident = match pkt.kind {
+            Kind::Udp => pkt.seq as u16,
+            Kind::Data | Kind::Ack => 0,
+        };
+        Self {
+            src,
+            dst,
+            proto,
+            port: SENDER_PORT_BASE.wrapping_add((pkt.flow >> 16) as u16),
+            ident,
+        }
     }
 }
 

@@ -16,33 +16,28 @@
 //! a reduction proved spurious by D-SACKs (RFC 3708), F-RTO (RFC 5682) or timestamps (Eifel,
 //! RFC 3522) is undone (`undo.rs`), and whether a timeout during recovery lowers ssthresh again.
 //! Timeouts follow RFC 6298 (see `rtt.rs`).
+//!
+//! Split as Linux splits TCP: this file holds the sender's state and an ACK's two steps (what
+//! it tells, then the answer); `rack.rs` loss detection by time (`tcp_recovery.c`), `tlp.rs`
+//! the tail loss probe, `recovery.rs` the Recovery/CWR/Loss state machine, timeouts and undo
+//! (`tcp_fastretrans_alert`, `tcp_enter_loss`), `output.rs` what goes out when
+//! (`tcp_output.c`). The tests are split the same way, beside a shared harness.
 
-use super::appdata::{AppData, Availability};
-use super::ecn::EcnSender;
-use super::host::{LossDetection, LostRetransmission, Recovery, RtoInRecovery};
+use super::appdata::AppData;
+use super::ecn::{Echo, EcnSender};
+use super::host::{LossDetection, LostRetransmission, Recovery};
 use super::pacer::Pacer;
 use super::rate::RateSampler;
 use super::reduction::{RecoveryAck, Reduction};
 use super::rtt::RttEstimator;
 use super::scoreboard::{LostRetransmissions, Scoreboard, Segment, DUP_THRESH};
-use super::timestamps::tsval;
-use super::tso::{self, Frame, Outlook};
+use super::tso::Frame;
 use super::undo::{dsack_block, Episode};
-use crate::cc::{Ack, CaState, CongestionControl, CongestionEvent, Path, Signal};
+use crate::cc::{Ack, CaState, CongestionControl, Path};
 use crate::engine::{FlowId, Timer, TimerAction};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
-use crate::scenario::HEADER_BYTES;
-use crate::time::NS_PER_MS;
-
-/// RFC 8985 §7.2 WCDelAckT: the longest a receiver may hold the ACK of a lone segment, added
-/// to the probe timeout when only one segment is out.
-const WORST_CASE_DELAYED_ACK_NS: u64 = 200 * NS_PER_MS;
-
-/// How long after its deadline RACK's reordering timer fires: Linux adds two jiffies
-/// (`TCP_TIMEOUT_MIN`) so that every suspect is past its own when it does; 8 ms at the HZ of
-/// 250 of the kernels the lab runs (2 ms at HZ 1000).
-const REORDERING_TIMER_SLACK_NS: u64 = 8 * NS_PER_MS;
+use tlp::LossProbe;
 
 /// What the retransmission timer's slot is set for (Linux `icsk_pending`): the timer itself, or
 /// in its place a tail loss probe (RFC 8985 §7) or RACK's reordering timer (§6.3), each of
@@ -112,19 +107,41 @@ struct Deliveries {
     oldest_clean_sent_ns: Option<u64>,
 }
 
-/// A tail loss probe awaiting its answer (RFC 8985 §7.4; Linux `tlp_high_seq`, `tlp_retrans`).
-#[derive(Debug, Clone, Copy)]
-struct LossProbe {
-    /// snd_nxt when the probe left (RFC 8985 TLPRxtOut's end).
-    high_seq: u64,
-    /// The probe resent a segment rather than sending a new one.
-    retransmitted: bool,
+/// What one ACK told, read before the sender answers it.
+struct AckTold {
+    prior_in_flight: u64,
+    cum_ack: u64,
+    /// The cumulative ACK moved forward.
+    progressed: bool,
+    delivered: Deliveries,
+    /// Packets delivered, duplicate ACKs counting as one each without SACK.
+    acked: u64,
+    echo: Echo,
+    rtt_ns: Option<u64>,
+    rack_advanced: bool,
+    /// Packets found lost: holes, and retransmissions lost again.
+    lost: u64,
+    lost_retx: LostRetransmissions,
 }
 
-/// Where the next segment comes from.
-enum Next {
-    Retransmit(u64),
-    New,
+impl AckTold {
+    /// The ACK as the controller is told it (Linux `rate_sample` and `tcp_cong_control`);
+    /// the round and the rate sample are filled in when the rate sample closes.
+    fn controller_ack(&self, now_ns: u64, sender: &Sender) -> Ack {
+        Ack {
+            now_ns,
+            acked: self.acked as u32,
+            lost: self.lost as u32,
+            ce_pkts: self.echo.ce_pkts,
+            rtt_ns: self.rtt_ns,
+            prior_in_flight: self.prior_in_flight as u32,
+            in_flight: sender.board.in_flight() as u32,
+            round_start: false,
+            ca_state: sender.ca_state,
+            cwnd_limited: sender.cwnd_limited,
+            rate: None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -272,7 +289,17 @@ impl Sender {
         (end, self.take_wakeups())
     }
 
+    /// An ACK, in two steps as Linux's `tcp_ack` takes it: what it tells (deliveries, RTT,
+    /// losses), then the answer to it (undo, state, the controller, the timer, sending).
     pub fn on_ack(&mut self, now_ns: u64, ack: &Packet, out: &mut Vec<Packet>) -> Wakeups {
+        let told = self.read_ack(now_ns, ack);
+        self.answer_ack(now_ns, ack, told, out);
+        self.take_wakeups()
+    }
+
+    /// Everything the ACK tells, with the scoreboard, RTT, RACK, the probe and the ECN echo
+    /// updated and the losses it reveals marked.
+    fn read_ack(&mut self, now_ns: u64, ack: &Packet) -> AckTold {
         let prior_una = self.board.snd_una();
         let prior_in_flight = self.board.in_flight();
         self.rwnd_pkts = if ack.window == u32::MAX {
@@ -302,57 +329,59 @@ impl Sender {
         if let Some(r) = rtt_ns {
             self.rtt.on_sample(r);
         }
-        let mut lost = self.mark_losses(progressed);
+        let lost = self.mark_losses(progressed);
         let lost_retx = match delivered.newest_sent_ns {
             Some(newest_ns) => self
                 .board
                 .mark_lost_retransmissions(newest_ns, self.reordering_window_ns()),
             None => LostRetransmissions::default(),
         };
-        lost += lost_retx.count;
-        self.try_undo(&delivered, progressed.then_some(ack.timestamp));
-        self.update_ca_state(now_ns, prior_in_flight);
-        if echo.congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            self.enter_cwr(now_ns, prior_in_flight);
-        }
-        let reordering_timer = rack_advanced && self.arm_reordering_timer();
-        if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
-            && self.lost_a_retransmission_since_the_cut(lost_retx)
-        {
-            self.enter_recovery(now_ns, prior_in_flight);
-        }
-        let info = Ack {
-            now_ns,
-            acked: acked as u32,
-            lost: lost as u32,
-            ce_pkts: echo.ce_pkts,
+        AckTold {
+            prior_in_flight,
+            cum_ack,
+            progressed,
+            delivered,
+            acked,
+            echo,
             rtt_ns,
-            prior_in_flight: prior_in_flight as u32,
-            in_flight: self.board.in_flight() as u32,
-            round_start: false,
-            ca_state: self.ca_state,
-            cwnd_limited: self.cwnd_limited,
-            rate: None,
-        };
-        self.inform_controller(info);
+            rack_advanced,
+            lost: lost + lost_retx.count,
+            lost_retx,
+        }
+    }
+
+    /// The sender's answer to what an ACK told: undo or reduce, tell the controller, restart
+    /// the timer, send what the window allows.
+    fn answer_ack(&mut self, now_ns: u64, ack: &Packet, told: AckTold, out: &mut Vec<Packet>) {
+        self.try_undo(&told.delivered, told.progressed.then_some(ack.timestamp));
+        self.update_ca_state(now_ns, told.prior_in_flight);
+        if told.echo.congestion && matches!(self.ca_state, CaState::Open | CaState::Disorder) {
+            self.enter_cwr(now_ns, told.prior_in_flight);
+        }
+        let reordering_timer = told.rack_advanced && self.arm_reordering_timer();
+        if self.cfg.recovery.lost_retransmission == LostRetransmission::Reduce
+            && self.lost_a_retransmission_since_the_cut(told.lost_retx)
+        {
+            self.enter_recovery(now_ns, told.prior_in_flight);
+        }
+        self.inform_controller(told.controller_ack(now_ns, self));
         if self.in_window_reduction() {
             self.reduction.on_ack(RecoveryAck {
-                delivered_pkts: acked,
+                delivered_pkts: told.acked,
                 in_flight_pkts: self.board.in_flight(),
-                snd_una_advanced: progressed,
-                newly_lost: lost > 0,
+                snd_una_advanced: told.progressed,
+                newly_lost: told.lost > 0,
             });
         }
-        if progressed {
+        if told.progressed {
             if !reordering_timer {
                 self.restart_rto(now_ns); // RFC 6298 §5.2–5.3
             }
-            if self.app.end_segment() == Some(cum_ack) {
+            if self.app.end_segment() == Some(told.cum_ack) {
                 self.stats.all_acked_ns = Some(now_ns);
             }
         }
         self.send(now_ns, out);
-        self.take_wakeups()
     }
 
     /// Close the ACK's rate sample and give the controller what the ACK told (Linux
@@ -449,618 +478,10 @@ impl Sender {
         }
     }
 
-    /// RACK (RFC 8985 §6.2): segments sent a reordering window before the latest one delivered
-    /// are lost; with no window, so is every hole below a SACKed segment sent in the same
-    /// instant (Linux breaks such ties by sequence, `tcp_rack_sent_after`).
-    fn mark_losses_by_rack(&mut self) -> u64 {
-        let reo_wnd_ns = self.reordering_window_ns();
-        let by_time = self
-            .board
-            .mark_lost_sent_before(self.rack_sent_ns, reo_wnd_ns);
-        if reo_wnd_ns == 0 {
-            by_time + self.board.mark_lost_below_highest_sacked()
-        } else {
-            by_time
-        }
-    }
-
-    /// RFC 8985 §6.2 step 2: RACK follows the latest-sent segment delivered, and the round trip
-    /// it took. Returns whether this ACK delivered a segment sent no earlier than any before it
-    /// (Linux breaks ties by sequence; of segments sent in one instant, the higher are
-    /// delivered by the later ACKs).
-    fn advance_rack(&mut self, now_ns: u64, newest_sent_ns: Option<u64>) -> bool {
-        match newest_sent_ns {
-            Some(sent_ns) if sent_ns >= self.rack_sent_ns => {
-                self.rack_sent_ns = sent_ns;
-                self.rack_rtt_ns = now_ns - sent_ns;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// RFC 8985 §6.2 step 5: holes sent before the newest segment delivered, but less than a
-    /// reordering window before it, are suspects, lost once RACK.rtt plus the window has passed
-    /// since they were sent. One timer waits for the newest of them (Linux
-    /// `tcp_rack_detect_loss`: the latest deadline, so one expiry settles them all), in the
-    /// retransmission timer's slot. Only while holes are still suspects, in Disorder (nothing is
-    /// lost yet) with a reordering window. Returns whether it was armed.
-    fn arm_reordering_timer(&mut self) -> bool {
-        let reo_wnd_ns = self.reordering_window_ns();
-        let applies = self.cfg.sack
-            && self.cfg.recovery.loss_detection == LossDetection::Rack
-            && self.ca_state == CaState::Disorder
-            && reo_wnd_ns > 0;
-        if !applies {
-            return false; // before the scoreboard is read: this runs on most ACKs
-        }
-        let suspect_sent_ns = self
-            .board
-            .newest_hole_sent_ns()
-            .filter(|&sent_ns| sent_ns <= self.rack_sent_ns);
-        let Some(sent_ns) = suspect_sent_ns else {
-            return false;
-        };
-        self.rto_slot = RtoSlot::Reordering;
-        self.set_timer(sent_ns + self.rack_rtt_ns + reo_wnd_ns + REORDERING_TIMER_SLACK_NS);
-        true
-    }
-
-    /// RFC 8985 §6.3: the reordering timer fired with no ACK since. The suspects whose time is
-    /// up are lost and recovery begins (Linux `tcp_rack_reo_timeout`). The retransmission
-    /// timer takes its slot back: as it was if nothing was lost, else an RTO from now, as the
-    /// first hole is resent.
-    fn on_reordering_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let prior_in_flight = self.board.in_flight();
-        let waited_ns = self.rack_rtt_ns + self.reordering_window_ns();
-        let lost = self
-            .board
-            .mark_lost_holes_sent_by(now_ns.saturating_sub(waited_ns));
-        if lost == 0 {
-            self.arm_rto(self.rto_due_ns.max(now_ns));
-            return;
-        }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            self.enter_recovery(now_ns, prior_in_flight);
-        }
-        self.arm_rto(now_ns + self.rtt.rto_ns());
-        self.send(now_ns, out);
-    }
-
-    /// Linux `tcp_rack_reo_wnd` on a path that has shown no reordering: RACK waits no time
-    /// for reordering once recovery has begun or DupThresh segments are SACKed.
-    fn rack_without_reordering_window(&self) -> bool {
-        self.cfg.recovery.loss_detection == LossDetection::Rack
-            && (matches!(self.ca_state, CaState::Recovery | CaState::Loss)
-                || self.board.sacked_out() >= DUP_THRESH)
-    }
-
-    /// How much later than a retransmission a delivered segment must have been sent for the
-    /// retransmission to count as lost: a quarter of the minimum RTT (RFC 8985 §6.2), or
-    /// none where RACK waits no time.
-    fn reordering_window_ns(&self) -> u64 {
-        if self.rack_without_reordering_window() {
-            0
-        } else {
-            self.rtt.min_rtt_ns() / 4
-        }
-    }
-
-    fn update_ca_state(&mut self, now_ns: u64, prior_in_flight: u64) {
-        let snd_una = self.board.snd_una();
-        // CWR is held until something above the recovery point is acknowledged: the segment
-        // that carried CWR to the receiver starts there, and an ACK sent before it arrived
-        // still echoes the old marks (Linux `tcp_fastretrans_alert`, `TCP_CA_CWR`).
-        let recovered = match self.ca_state {
-            CaState::Recovery | CaState::Loss => snd_una >= self.recovery_point,
-            CaState::Cwr => snd_una > self.recovery_point,
-            CaState::Open | CaState::Disorder => false,
-        };
-        if recovered {
-            self.ca_state = CaState::Open;
-            if !self.cfg.sack {
-                self.board.reset_dupacks();
-            }
-            let path = self.path();
-            self.cc.on_recovery_exit(now_ns, &path);
-            self.cc_changed();
-        }
-        let loss_found = self.board.lost_out() > 0 && !self.only_the_probe_is_lost();
-        match self.ca_state {
-            CaState::Open | CaState::Disorder if loss_found => {
-                self.enter_recovery(now_ns, prior_in_flight);
-            }
-            CaState::Open | CaState::Disorder if self.board.sacked_out() > 0 => {
-                self.ca_state = CaState::Disorder;
-            }
-            CaState::Open | CaState::Disorder => self.ca_state = CaState::Open,
-            CaState::Cwr if loss_found => self.recover_within_cwr(),
-            _ => {}
-        }
-    }
-
-    /// RFC 3168 §6.1.2: CE echoed back is a congestion signal answered as a loss would be, at
-    /// most once per window of data, with nothing to retransmit: the window falls (PRR, as
-    /// Linux's `tcp_enter_cwr`) to what the controller sets, and the next new segment says so
-    /// with CWR. An ECN reduction is never undone (Linux clears `undo_marker`).
-    fn enter_cwr(&mut self, now_ns: u64, in_flight: u64) {
-        self.ca_state = CaState::Cwr;
-        self.recovery_point = self.board.snd_nxt();
-        self.episode = None;
-        let prior_cwnd_pkts = self.cwnd_pkts;
-        self.reduce_window(now_ns, in_flight, 0, Signal::Ecn);
-        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
-        self.cfg.ecn.on_reduced();
-    }
-
-    /// A loss found while the window already falls for an echo: recovery, without a second
-    /// reduction for the same window (Linux `tcp_enter_recovery` within a cwnd reduction).
-    fn recover_within_cwr(&mut self) {
-        self.ca_state = CaState::Recovery;
-        self.loss_probe = None;
-        self.recovery_point = self.board.snd_nxt();
-        self.fast_retransmit_due = true;
-    }
-
-    /// The window falls towards the controller's by the sender's reduction (PRR, rate halving).
-    fn in_window_reduction(&self) -> bool {
-        matches!(self.ca_state, CaState::Recovery | CaState::Cwr)
-    }
-
-    /// RFC 5681 §4.3: "the loss of a retransmission should be taken as two indications of
-    /// congestion and, therefore, cwnd (and ssthresh) MUST be lowered twice". Only a
-    /// retransmission sent after the last reduction counts, so the window is lowered at most
-    /// once per round trip: one sent before it was already paid for by that reduction.
-    fn lost_a_retransmission_since_the_cut(&self, lost: LostRetransmissions) -> bool {
-        matches!(self.ca_state, CaState::Recovery | CaState::Loss)
-            && lost
-                .newest_sent_ns
-                .is_some_and(|sent_ns| sent_ns >= self.reduced_at_ns)
-    }
-
-    /// The first loss of a window (RFC 6675 §5 step 4, RFC 6582 §3.2 step 2), or a lost
-    /// retransmission (RFC 5681 §4.3): a new episode, with its own recovery point.
-    fn enter_recovery(&mut self, now_ns: u64, in_flight: u64) {
-        self.ca_state = CaState::Recovery;
-        self.loss_probe = None; // Linux `tcp_init_cwnd_reduction`: recovery takes over
-        self.recovery_point = self.board.snd_nxt();
-        self.fast_retransmit_due = true;
-        let prior_cwnd_pkts = self.cwnd_pkts;
-        self.begin_episode();
-        self.reduce_window(now_ns, in_flight, self.board.lost_out(), Signal::Loss);
-        self.reduction.start(prior_cwnd_pkts, self.cwnd_pkts);
-    }
-
-    /// A congestion event: the controller reduces its window (and is read again).
-    fn reduce_window(&mut self, now_ns: u64, in_flight: u64, lost: u64, signal: Signal) {
-        self.stats.congestion_events += 1;
-        self.stats.ecn_reductions += u64::from(signal == Signal::Ecn);
-        self.reduced_at_ns = now_ns;
-        let ev = CongestionEvent {
-            now_ns,
-            signal,
-            in_flight: in_flight as u32,
-            lost: lost as u32,
-        };
-        let path = self.path();
-        self.cc.on_congestion(&ev, &path);
-        self.cc_changed();
-    }
-
-    /// RFC 6298 §5.4–5.6 and RFC 6675 §5.1.
-    fn on_timeout(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if self.board.packets_out() == 0 {
-            self.probe_window(now_ns, out);
-            return;
-        }
-        self.stats.timeouts += 1;
-        self.loss_probe = None;
-        self.rtt.on_timeout();
-        if !self.cfg.sack {
-            self.board.reset_dupacks();
-        }
-        let repeated = self.ca_state == CaState::Loss && self.board.snd_una() == self.timeout_una;
-        // Linux arms F-RTO from any state before Recovery, CWR included.
-        let from_open = matches!(
-            self.ca_state,
-            CaState::Open | CaState::Disorder | CaState::Cwr
-        );
-        self.board.mark_all_lost();
-        self.reduce_for_timeout(now_ns, repeated);
-        // RFC 5682 §3.1 step 1, as Linux arms F-RTO: not on a first timeout during recovery,
-        // whose retransmissions already went out (`tcp_enter_loss`).
-        let frto = self.cfg.recovery.undo && self.cfg.sack && (from_open || repeated);
-        self.frto_since_ns = frto.then_some(now_ns);
-        self.timeout_una = self.board.snd_una();
-        self.ca_state = CaState::Loss;
-        self.recovery_point = self.board.snd_nxt();
-        self.reduced_at_ns = now_ns;
-        self.arm_rto(now_ns + self.rtt.rto_ns());
-        self.send(now_ns, out);
-    }
-
-    /// The controller's reduction for a timeout. Linux recomputes ssthresh only from Open or
-    /// Disorder, or after progress since the last timeout (`tcp_enter_loss`); otherwise, under
-    /// `keep-ssthresh`, the timeout is applied to the controller as it was before the current
-    /// episode's reduction, which sets ssthresh as that reduction did, and cwnd to 1.
-    fn reduce_for_timeout(&mut self, now_ns: u64, repeated: bool) {
-        let keep = self.cfg.recovery.rto_in_recovery == RtoInRecovery::KeepSsthresh
-            && (self.ca_state == CaState::Recovery || repeated);
-        match &self.episode {
-            Some(episode) if keep => self.cc = episode.prior().snapshot(),
-            _ => self.begin_episode(),
-        }
-        let path = self.path();
-        self.cc.on_timeout(now_ns, &path);
-        self.cc_changed();
-    }
-
-    /// A reduction begins: keep the controller as it is, to undo or replay the reduction.
-    fn begin_episode(&mut self) {
-        let keeps = self.cfg.recovery.undo
-            || self.cfg.recovery.rto_in_recovery == RtoInRecovery::KeepSsthresh;
-        if keeps && !self.cc_owns_recovery {
-            self.episode = Some(Episode::new(
-                self.cc.snapshot(),
-                self.board.snd_una(),
-                self.board.retrans_out(),
-                self.board.oldest_retransmission_sent_ns(),
-            ));
-        }
-    }
-
-    /// Undo the last reduction if it proved spurious: every retransmission of the episode
-    /// reported as a duplicate (RFC 3708 §3), or, after a timeout, original data sent before
-    /// it acknowledged (F-RTO, RFC 5682 §3.1 step 3b in Linux's SACK form, `tcp_process_loss`),
-    /// or an ACK that moved snd_una echoing an original (`echo`, its TSecr; Eifel, see
-    /// `eifel_undoes`). Within the episode the controller returns to what it was (its window
-    /// has not grown since); after it, only if that window is the larger (Linux:
-    /// max(cwnd, prior_cwnd)).
-    fn try_undo(&mut self, delivered: &Deliveries, echo: Option<u32>) {
-        if !self.cfg.recovery.undo {
-            return;
-        }
-        let Some(episode) = &self.episode else {
-            return;
-        };
-        // Most ACKs come in Open, where only D-SACKs can undo: the echo is read only within
-        // the episode.
-        let in_episode = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
-        let spurious_timeout = self.ca_state == CaState::Loss
-            && self
-                .frto_since_ns
-                .zip(delivered.oldest_clean_sent_ns)
-                .is_some_and(|(timeout_ns, sent_ns)| sent_ns < timeout_ns);
-        let by_timestamps =
-            in_episode && echo.is_some_and(|tsecr| self.eifel_undoes(episode, tsecr));
-        if !(spurious_timeout || by_timestamps || episode.all_retransmissions_dsacked()) {
-            return;
-        }
-        let prior = self.episode.take().expect("checked above").into_prior();
-        if in_episode || prior.cwnd() > self.cc.cwnd() {
-            self.cc = prior;
-            self.cc_changed();
-        }
-        if self.ca_state == CaState::Loss || by_timestamps {
-            // Linux `tcp_try_undo_loss` and `tcp_try_undo_partial`: what the timeout or the
-            // recovery took for lost and has not resent is in flight after all.
-            self.board.unmark_lost();
-        }
-        if in_episode {
-            self.ca_state = CaState::Open; // the state update that follows finds the rest
-        }
-        self.frto_since_ns = None;
-        self.stats.undos += 1;
-    }
-
-    /// Eifel detection (RFC 3522 §3.2) as Linux applies it to an ACK that moved snd_una and
-    /// echoes `tsecr` from before the episode's first retransmission (`tcp_packet_delayed`):
-    /// after a timeout, at once (`tcp_try_undo_loss`); in fast recovery, once it reaches the
-    /// recovery point (`tcp_try_undo_recovery`), or before, once no retransmission is in
-    /// flight (`tcp_try_undo_partial`: an original filled the hole, so the path reorders or
-    /// delays rather than drops). With retransmissions in flight Linux waits.
-    fn eifel_undoes(&self, episode: &Episode, tsecr: u32) -> bool {
-        let state_allows = match self.ca_state {
-            CaState::Loss => true,
-            CaState::Recovery => {
-                self.board.retrans_out() == 0 || self.board.snd_una() >= self.recovery_point
-            }
-            _ => false,
-        };
-        self.cfg.recovery.timestamps && state_allows && episode.echoes_an_original(tsecr)
-    }
-
-    /// RFC 8985 §7.2: when the ACKs stop while nothing is known lost, a probe after two
-    /// smoothed RTTs (plus the longest delayed ACK when one segment is out), unless the
-    /// retransmission timer would fire first. One probe at a time; not in recovery.
-    fn schedule_probe(&mut self, now_ns: u64) {
-        let srtt_ns = self.rtt.srtt_ns();
-        let allowed = self.cfg.recovery.tail_loss_probe
-            && self.cfg.sack
-            && matches!(self.ca_state, CaState::Open | CaState::Cwr)
-            && self.loss_probe.is_none()
-            && self.board.packets_out() > 0
-            && srtt_ns > 0;
-        if !allowed {
-            return;
-        }
-        let lone_segment_ns = if self.board.packets_out() == 1 {
-            WORST_CASE_DELAYED_ACK_NS
-        } else {
-            0
-        };
-        let probe_ns = now_ns + 2 * srtt_ns + lone_segment_ns;
-        if probe_ns < self.rto_due_ns {
-            self.rto_slot = RtoSlot::LossProbe;
-            self.set_timer(probe_ns);
-        }
-    }
-
-    /// RFC 8985 §7.3: the probe is a new segment if the window lets one out (cwnd aside),
-    /// else the highest one not SACKed, sent again; the retransmission timer restarts.
-    fn probe(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        // Linux probes in Open and CWR (`tcp_schedule_loss_probe`).
-        if !matches!(self.ca_state, CaState::Open | CaState::Cwr) || self.loss_probe.is_some() {
-            self.arm_rto(self.rto_due_ns.max(now_ns));
-            return;
-        }
-        let window = self.cfg.window_pkts.min(self.rwnd_pkts);
-        let new_data = self.app_open
-            && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
-            && self.board.packets_out() < window;
-        let mut retransmitted = false;
-        if new_data {
-            self.transmit(now_ns, Next::New, out);
-        } else if let Some(seq) = self.board.highest_unsacked() {
-            // Resent as lost, as every retransmission in flight is here; that mark alone
-            // starts no recovery (`only_the_probe_is_lost`).
-            self.board.mark_lost(seq);
-            self.transmit(now_ns, Next::Retransmit(seq), out);
-            retransmitted = true;
-        }
-        self.loss_probe = Some(LossProbe {
-            high_seq: self.board.snd_nxt(),
-            retransmitted,
-        });
-        self.arm_rto(now_ns + self.rtt.rto_ns());
-    }
-
-    /// RFC 8985 §7.4 as Linux runs it (`tcp_process_tlp_ack`), once the ACKs reach the
-    /// probe's snd_nxt. A probe of new data, a probe reported as a duplicate (D-SACK: the
-    /// original arrived too), or a duplicate ACK with no news (the same, without D-SACK):
-    /// nothing was lost. An ACK beyond it that is none of these: the probe repaired a loss,
-    /// and the window is reduced once, at once (CWR: `tcp_init_cwnd_reduction`, then
-    /// `tcp_end_cwnd_reduction`), with nothing to undo.
-    fn settle_probe(
-        &mut self,
-        now_ns: u64,
-        probe: LossProbe,
-        cum_ack: u64,
-        dsack: Option<(u64, u64)>,
-        pure_dupack: bool,
-    ) {
-        if cum_ack < probe.high_seq {
-            return;
-        }
-        let probe_reported_twice = dsack.is_some_and(|(_, end)| end == probe.high_seq);
-        if !probe.retransmitted || probe_reported_twice || pure_dupack {
-            self.loss_probe = None;
-        } else if cum_ack > probe.high_seq {
-            self.loss_probe = None;
-            self.reduce_window(now_ns, self.board.in_flight(), 0, Signal::Loss);
-        }
-    }
-
-    /// Whether the only segment taken for lost is the one a probe resent. The scoreboard
-    /// marks it so (a retransmission in flight is of a lost segment), but Linux sends the
-    /// probe without taking anything for lost, and leaves it to the ACKs that answer it
-    /// (`settle_probe`): the mark alone is no reason to enter recovery.
-    fn only_the_probe_is_lost(&self) -> bool {
-        self.loss_probe.is_some_and(|p| p.retransmitted)
-            && self.board.lost_out() == 1
-            && self.board.retrans_out() == 1
-    }
-
-    /// The persist timer fired: send one segment past the closed window, so that the ACK it
-    /// draws brings the current window (RFC 9293 §3.8.6.1 zero-window probe).
-    fn probe_window(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if self.app_open && self.app.availability(self.board.snd_nxt(), now_ns) == Availability::Now
-        {
-            self.transmit(now_ns, Next::New, out);
-        }
-    }
-
-    /// Send what cwnd, the window, the pacing gate and the application allow.
-    fn send(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        if std::mem::take(&mut self.fast_retransmit_due) {
-            // RFC 6675 §5 step (4.3), RFC 5681 §3.2 step 2: fast retransmit, before pipe
-            // has fallen below the reduced cwnd.
-            if let Some(seq) = self.board.next_retransmission() {
-                self.transmit(now_ns, Next::Retransmit(seq), out);
-            }
-        }
-        self.send_burst(now_ns, out);
-        self.pacer.end_burst();
-        if let Some(frame) = &mut self.tso {
-            frame.end();
-        }
-        self.schedule_probe(now_ns);
-    }
-
-    /// Send packet by packet until cwnd, the window, the pacing gate or the data runs out.
-    fn send_burst(&mut self, now_ns: u64, out: &mut Vec<Packet>) {
-        let cwnd_pkts = self.send_window_pkts();
-        loop {
-            if self.board.in_flight() >= cwnd_pkts {
-                self.cwnd_limited = true;
-                return;
-            }
-            if let Some(open_ns) = self.pacer.closed_until(now_ns, self.pacing_rate_bps) {
-                self.wake_at(open_ns);
-                return;
-            }
-            let frame_done = self.tso.as_ref().is_some_and(Frame::is_done);
-            if frame_done {
-                if let Some(cwnd_binds) = self.tso_defers(now_ns, cwnd_pkts) {
-                    self.cwnd_limited = cwnd_binds;
-                    return;
-                }
-            }
-            let Some(next) = self.next_segment(now_ns) else {
-                self.cwnd_limited = false;
-                return;
-            };
-            self.transmit(now_ns, next, out);
-            if let Some(frame) = &mut self.tso {
-                frame.on_send();
-            }
-        }
-    }
-
-    /// At the start of a TSO frame: size it, or hold it back for an ACK due soon that lets a
-    /// larger one go (`tso.rs`; Linux `tcp_write_xmit`, never in recovery or after a timeout).
-    /// Held back: whether cwnd, rather than the receive window, is what held it.
-    fn tso_defers(&mut self, now_ns: u64, cwnd_pkts: u64) -> Option<bool> {
-        let mss_bytes = self.cfg.mss_bytes;
-        let frame_pkts = tso::frame_pkts(
-            self.tso_rate_bps(),
-            mss_bytes,
-            self.rtt.min_rtt_ns(),
-            cwnd_pkts,
-        );
-        let packets_out = self.board.packets_out();
-        let outlook = Outlook {
-            now_ns,
-            last_send_ns: self.last_send_ns,
-            cwnd_pkts,
-            in_flight_pkts: self.board.in_flight(),
-            rwnd_pkts: self.cfg.window_pkts.min(self.rwnd_pkts),
-            packets_out,
-            oldest_sent_ns: if packets_out > 0 {
-                self.board.segment(self.board.snd_una()).sent_ns()
-            } else {
-                now_ns
-            },
-            srtt_ns: self.rtt.srtt_ns(),
-        };
-        let recovering = matches!(self.ca_state, CaState::Recovery | CaState::Loss);
-        if !recovering && outlook.defers(frame_pkts) {
-            return Some(outlook.cwnd_binds());
-        }
-        if let Some(frame) = &mut self.tso {
-            frame.start(frame_pkts);
-        }
-        None
-    }
-
-    /// The rate frames are sized by: the controller's pacing rate, or for a controller without
-    /// one the rate Linux derives from cwnd and srtt; either capped by the host's limit.
-    fn tso_rate_bps(&self) -> Option<u64> {
-        if self.cc.pacing_rate_bps().is_some() {
-            return self.pacing_rate_bps;
-        }
-        let rate = tso::kernel_pacing_rate_bps(
-            self.cfg.mss_bytes,
-            self.cwnd_pkts,
-            self.cc.ssthresh(),
-            self.board.packets_out(),
-            self.rtt.srtt_ns(),
-        );
-        self.pacer.capped_bps(rate)
-    }
-
-    /// RFC 6675 §4 NextSeg: lost segments first, then new data.
-    fn next_segment(&mut self, now_ns: u64) -> Option<Next> {
-        if let Some(seq) = self.board.next_retransmission() {
-            return Some(Next::Retransmit(seq));
-        }
-        let availability = if self.app_open {
-            self.app.availability(self.board.snd_nxt(), now_ns)
-        } else {
-            Availability::No
-        };
-        match availability {
-            Availability::Now => {
-                let window = self.cfg.window_pkts.min(self.rwnd_pkts);
-                if self.board.packets_out() == 0 && window == 0 && self.rto.deadline_ns().is_none()
-                {
-                    // A closed receive window and nothing outstanding: the persist timer
-                    // (RFC 9293 §3.8.6.1), so that a lost window update cannot stall us.
-                    self.arm_rto(now_ns + self.rtt.rto_ns());
-                }
-                (self.board.packets_out() < window).then_some(Next::New)
-            }
-            Availability::At(ready_ns) => {
-                self.wake_at(ready_ns);
-                self.rate.on_app_limited(self.board.in_flight());
-                None
-            }
-            Availability::No => {
-                self.rate.on_app_limited(self.board.in_flight());
-                None
-            }
-        }
-    }
-
-    /// The window the flight is kept under: the controller's, or during fast recovery the
-    /// sender's own reduction towards it.
-    fn send_window_pkts(&self) -> u64 {
-        match self.reduction.cwnd_pkts() {
-            Some(cwnd_pkts) if self.in_window_reduction() && !self.cc_owns_recovery => cwnd_pkts,
-            _ => self.cwnd_pkts,
-        }
-    }
-
     fn wake_at(&mut self, deadline_ns: u64) {
         if let TimerAction::Schedule(t) = self.send_timer.set(deadline_ns) {
             self.wakeups.send_ns = Some(t);
         }
-    }
-
-    fn transmit(&mut self, now_ns: u64, next: Next, out: &mut Vec<Packet>) {
-        let packets_out = self.board.packets_out();
-        if packets_out == 0 && self.stats.packets_sent > 0 {
-            let idle_ns = now_ns - self.last_send_ns;
-            if idle_ns > self.rtt.rto_ns() {
-                let path = self.path();
-                self.cc.on_idle_restart(now_ns, idle_ns, &path);
-                self.cc_changed();
-            }
-        }
-        let tx = self.rate.on_send(now_ns, packets_out);
-        let seq = match next {
-            Next::Retransmit(seq) => {
-                self.board.on_retransmit(seq, tx);
-                self.stats.retransmits += 1;
-                if let Some(episode) = &mut self.episode {
-                    episode.on_retransmit(seq, now_ns);
-                }
-                seq
-            }
-            Next::New => self.board.on_send_new(tx),
-        };
-        let payload_bytes = self.app.payload_bytes(seq);
-        let tsval = if self.cfg.recovery.timestamps {
-            tsval(now_ns)
-        } else {
-            0
-        };
-        let mut pkt = Packet::data(self.flow, seq, HEADER_BYTES + payload_bytes).stamped(tsval);
-        let retransmission = matches!(next, Next::Retransmit(_));
-        pkt.ecn = self.cfg.ecn.codepoint(retransmission);
-        pkt.cwr = !retransmission && self.cfg.ecn.take_cwr();
-        out.push(pkt);
-        self.stats.packets_sent += 1;
-        if self.in_window_reduction() {
-            self.reduction.on_send();
-        }
-        self.last_send_ns = now_ns;
-        if self.rto.deadline_ns().is_none() {
-            self.arm_rto(now_ns + self.rtt.rto_ns()); // RFC 6298 §5.1
-        }
-        // The rate read after a restart from idle, which may have changed it.
-        self.pacer
-            .on_send(now_ns, payload_bytes, self.pacing_rate_bps);
     }
 
     fn restart_rto(&mut self, now_ns: u64) {
@@ -1125,5 +546,9 @@ impl Sender {
     }
 }
 
+mod output;
+mod rack;
+mod recovery;
 #[cfg(test)]
 mod tests;
+mod tlp;
