@@ -20,8 +20,10 @@
 //! Units: windows in packets (`f64`, fractional so `+1/cwnd` needs no credit counter; the
 //! sender sends whole packets below `floor(cwnd)`), time in ns, rates in payload bit/s.
 
+pub mod ack_aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod check;
 pub mod common;
@@ -31,9 +33,11 @@ pub mod fast;
 pub mod highspeed;
 pub mod htcp;
 pub mod hystart;
+pub mod max_filter;
 pub mod prague;
 pub mod registry;
 pub mod reno;
+pub mod round_from_now;
 pub mod scalable;
 #[cfg(test)]
 pub mod testing;

@@ -9,7 +9,7 @@ use std::f64::consts::LN_2;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::round::RoundFromNow;
+use crate::cc::round_from_now::RoundFromNow;
 use crate::cc::Ack;
 
 /// STARTUP's pacing and cwnd gain, 2/ln 2 ≈ 2.885: the smallest gain that still doubles the

@@ -1,0 +1,1 @@
+//! BBRv3 driven by hand-made ACKs.
