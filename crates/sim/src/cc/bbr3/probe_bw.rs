@@ -84,7 +84,7 @@ impl Bbr3 {
     }
 
     /// §5.3.3.8.3 `IsTimeToProbeBW`: the wall-clock wait or the Reno-coexistence rounds.
-    fn is_time_to_probe_bw(&mut self, ack: &Ack) -> bool {
+    pub(super) fn is_time_to_probe_bw(&mut self, ack: &Ack) -> bool {
         let waited = ack.now_ns > self.cycle_stamp_ns + self.bw_probe_wait_ns;
         let reno_rounds = (self.target_inflight().max(0.0) as u64).min(self.params.probe_max_rounds);
         if waited || self.rounds_since_probe_up >= reno_rounds {
@@ -95,14 +95,14 @@ impl Bbr3 {
     }
 
     /// §5.3.3.9 `IsTimeToCruise`: headroom left under inflight_hi and no queue.
-    fn is_time_to_cruise(&self, ack: &Ack) -> bool {
+    pub(super) fn is_time_to_cruise(&self, ack: &Ack) -> bool {
         let in_flight = f64::from(ack.in_flight);
         in_flight <= self.inflight_with_headroom() && in_flight <= self.inflight(1.0)
     }
 
     /// §5.3.3.9 `IsTimeToGoDown`. "In flight reaches inflight_hi" is read before this ACK:
     /// after it, an ACK-clocked flight at cwnd = inflight_hi is always just below.
-    fn is_time_to_go_down(&mut self, ack: &Ack, sample: Option<Sample>) -> bool {
+    pub(super) fn is_time_to_go_down(&mut self, ack: &Ack, sample: Option<Sample>) -> bool {
         if self.prev_probe_too_high && f64::from(ack.prior_in_flight) >= self.inflight_hi {
             self.prev_probe_precautionary = true;
             return true;
@@ -117,7 +117,7 @@ impl Bbr3 {
     }
 
     /// §5.3.3.9 `AdaptLongTermModel`; true if it changed the state.
-    fn adapt_long_term_model(&mut self, ack: &Ack, sample: Option<Sample>) -> bool {
+    pub(super) fn adapt_long_term_model(&mut self, ack: &Ack, sample: Option<Sample>) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
@@ -155,7 +155,7 @@ impl Bbr3 {
     /// §5.5.10.2 `IsInflightTooHigh`: this round lost more than `loss_thresh` of what was in
     /// flight, or (Google's BBRv3, where ECN applies) more than `ecn_thresh` of the last
     /// round's deliveries were CE-marked.
-    fn is_inflight_too_high(&self, ack: &Ack) -> bool {
+    pub(super) fn is_inflight_too_high(&self, ack: &Ack) -> bool {
         let lost = self.congestion.round.lost_pkts as f64;
         let too_lossy = lost > f64::from(ack.prior_in_flight) * self.params.loss_thresh;
         let marked = self.congestion.recent_ce_fraction() > self.params.ecn_thresh;
