@@ -188,4 +188,17 @@ pub trait CongestionControl: Debug + Send + Snapshot {
     fn owns_recovery(&self) -> bool {
         false
     }
+
+    /// Names of numbers describing the controller's own model, written as extra time-series
+    /// columns (`record.rs`), units in the names; at most [`MAX_STATE_VALUES`]. The same
+    /// names for the controller's whole life.
+    fn state_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The numbers `state_names` names, in its order, into `out` (exactly as long).
+    fn state_values(&self, _out: &mut [f64]) {}
 }
+
+/// The most numbers a controller's `state_values` gives.
+pub const MAX_STATE_VALUES: usize = 8;

@@ -499,6 +499,20 @@ impl CongestionControl for Bbr {
     fn owns_recovery(&self) -> bool {
         true
     }
+
+    fn state_names(&self) -> &'static [&'static str] {
+        &["cc_state", "cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain"]
+    }
+
+    /// The mode as `Mode::code`, the model's bandwidth, min_rtt and the pacing gain.
+    fn state_values(&self, out: &mut [f64]) {
+        out.copy_from_slice(&[
+            self.mode.code(),
+            self.model_bdp.bw_bps,
+            self.min_rtt.get().map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
+            self.pacing_gain(),
+        ]);
+    }
 }
 
 pub const ALGORITHM: Algorithm = Algorithm {

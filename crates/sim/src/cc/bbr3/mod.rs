@@ -396,6 +396,31 @@ impl CongestionControl for Bbr3 {
     fn owns_recovery(&self) -> bool {
         true
     }
+
+    fn state_names(&self) -> &'static [&'static str] {
+        &[
+            "cc_state",
+            "cc_bw_bps",
+            "cc_min_rtt_ms",
+            "cc_pacing_gain",
+            "cc_inflight_hi_pkts",
+            "cc_inflight_lo_pkts",
+        ]
+    }
+
+    /// The state as `State::code`; `BBR.bw` (max_bw bounded by bw_lo); the bounds NaN while
+    /// unset.
+    fn state_values(&self, out: &mut [f64]) {
+        let bound = |pkts: f64| if pkts.is_finite() { pkts } else { f64::NAN };
+        out.copy_from_slice(&[
+            self.state.code(),
+            self.bw_bps,
+            self.min_rtt.get().map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
+            self.state.pacing_gain(&self.params),
+            bound(self.inflight_hi),
+            bound(self.congestion.inflight_lo_pkts),
+        ]);
+    }
 }
 
 pub const ALGORITHM: Algorithm = Algorithm {
