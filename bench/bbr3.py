@@ -41,13 +41,14 @@ def one_flow(cc: str, rate: str, rtt: str, queue: str = "100%bdp", loss: float =
 
 def clean_path(rates: list[str], rtts: list[str]) -> None:
     print("clean path, queue 1 BDP: utilisation and mean queue (packets), second half of 60 s")
-    print(f"{'rate':>8}{'rtt':>7}{'bbr3 util':>11}{'bbr util':>10}{'bbr3 queue':>12}{'bbr queue':>11}")
+    columns = ("bbr3 util", "bbr util", "bbr3 queue", "bbr queue")
+    print(f"{'rate':>8}{'rtt':>7}" + "".join(f"{name:>12}" for name in columns))
     for rate in rates:
         for rtt in rtts:
             v3, v1 = (one_flow(cc, rate, rtt).summary["bottleneck"] for cc in ("bbr3", "bbr"))
             print(
-                f"{rate:>8}{rtt:>7}{v3['utilization']:>11.3f}{v1['utilization']:>10.3f}"
-                f"{v3['mean_queue_pkts']:>12.0f}{v1['mean_queue_pkts']:>11.0f}"
+                f"{rate:>8}{rtt:>7}{v3['utilization']:>12.3f}{v1['utilization']:>12.3f}"
+                f"{v3['mean_queue_pkts']:>12.0f}{v1['mean_queue_pkts']:>12.0f}"
             )
 
 
