@@ -35,9 +35,17 @@ fn bbr3_state_columns_cover_its_rows_and_are_nan_for_a_reno_flow() {
         if flow == 0 {
             assert!(state[i].is_nan() && min_rtt[i].is_nan(), "reno row {i}");
         } else {
-            assert!((0.0..=6.0).contains(&state[i]), "bbr3 row {i}: {}", state[i]);
+            assert!(
+                (0.0..=6.0).contains(&state[i]),
+                "bbr3 row {i}: {}",
+                state[i]
+            );
             // The base RTT is 40 ms; serialisation and ACK timing add a little.
-            assert!((40.0..45.0).contains(&min_rtt[i]), "row {i}: {}", min_rtt[i]);
+            assert!(
+                (40.0..45.0).contains(&min_rtt[i]),
+                "row {i}: {}",
+                min_rtt[i]
+            );
         }
     }
 }

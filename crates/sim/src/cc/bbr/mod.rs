@@ -509,7 +509,9 @@ impl CongestionControl for Bbr {
         out.copy_from_slice(&[
             self.mode.code(),
             self.model_bdp.bw_bps,
-            self.min_rtt.get().map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
+            self.min_rtt
+                .get()
+                .map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
             self.pacing_gain(),
         ]);
     }

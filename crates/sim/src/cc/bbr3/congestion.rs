@@ -128,7 +128,9 @@ impl Congestion {
         }
         if self.loss_in_round {
             self.bw_lo_bps = self.bw_latest_bps.max(p.beta * self.bw_lo_bps);
-            self.inflight_lo_pkts = self.inflight_latest_pkts.max(p.beta * self.inflight_lo_pkts);
+            self.inflight_lo_pkts = self
+                .inflight_latest_pkts
+                .max(p.beta * self.inflight_lo_pkts);
         }
         if marked {
             let cut = self.inflight_lo_pkts * (1.0 - self.ecn_alpha * p.ecn_factor);

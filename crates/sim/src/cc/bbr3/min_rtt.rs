@@ -79,7 +79,10 @@ mod tests {
         m.update(2 * S, Some(45));
         assert_eq!(m.get(), Some(40));
         m.update(6 * S, Some(45));
-        assert!(!m.probe_expired(), "5 s after the 40 sample exactly: not yet");
+        assert!(
+            !m.probe_expired(),
+            "5 s after the 40 sample exactly: not yet"
+        );
         m.update(6 * S + 1, Some(50));
         assert!(m.probe_expired());
         assert_eq!(m.get(), Some(40), "the 10 s minimum keeps 40");

@@ -27,10 +27,10 @@ mod state;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-pub use self::params::Bbr3Params;
 use self::congestion::Congestion;
 use self::full_bw::FullBw;
 use self::min_rtt::MinRtt;
+pub use self::params::Bbr3Params;
 use self::probe_bw::AckPhase;
 use self::probe_up::ProbeUpGrowth;
 use self::state::State;
@@ -163,7 +163,9 @@ impl Bbr3 {
     /// RTT sample (§5.6.4.2 `BDPMultiple`).
     fn bdp_multiple(&self, gain: f64) -> f64 {
         match self.min_rtt.get() {
-            Some(rtt_ns) => gain * self.bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / self.mss_bits(),
+            Some(rtt_ns) => {
+                gain * self.bw_bps * rtt_ns as f64 / NS_PER_SEC as f64 / self.mss_bits()
+            }
             None => self.initial_cwnd,
         }
     }
@@ -274,9 +276,7 @@ impl Bbr3 {
 
     /// §5.6.4.6 `SetCwnd`, then the ProbeRTT and model bounds (§5.6.4.5, §5.6.4.7).
     fn set_cwnd(&mut self, ack: &Ack, path: &Path) {
-        let extra_acked = self
-            .ack_aggregation
-            .cwnd_pkts(1.0, self.bw_pkts_per_ns());
+        let extra_acked = self.ack_aggregation.cwnd_pkts(1.0, self.bw_pkts_per_ns());
         let gain = self.state.cwnd_gain(&self.params);
         let max_inflight = self.quantization_budget(self.bdp_multiple(gain) + extra_acked);
         let acked = f64::from(ack.acked);
@@ -415,7 +415,9 @@ impl CongestionControl for Bbr3 {
         out.copy_from_slice(&[
             self.state.code(),
             self.bw_bps,
-            self.min_rtt.get().map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
+            self.min_rtt
+                .get()
+                .map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
             self.state.pacing_gain(&self.params),
             bound(self.inflight_hi),
             bound(self.congestion.inflight_lo_pkts),

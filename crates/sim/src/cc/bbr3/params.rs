@@ -134,7 +134,10 @@ impl Bbr3Params {
         }
         for (name, value) in [
             ("full_bw_rounds", u64::from(self.full_bw_rounds)),
-            ("startup_full_loss_count", u64::from(self.startup_full_loss_count)),
+            (
+                "startup_full_loss_count",
+                u64::from(self.startup_full_loss_count),
+            ),
             ("drain_max_rounds", self.drain_max_rounds),
             ("max_bw_filter_cycles", self.max_bw_filter_cycles),
             ("probe_wait_base_ns", self.probe_wait_base_ns),

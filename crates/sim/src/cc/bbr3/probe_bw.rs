@@ -86,7 +86,8 @@ impl Bbr3 {
     /// §5.3.3.8.3 `IsTimeToProbeBW`: the wall-clock wait or the Reno-coexistence rounds.
     pub(super) fn is_time_to_probe_bw(&mut self, ack: &Ack) -> bool {
         let waited = ack.now_ns > self.cycle_stamp_ns + self.bw_probe_wait_ns;
-        let reno_rounds = (self.target_inflight().max(0.0) as u64).min(self.params.probe_max_rounds);
+        let reno_rounds =
+            (self.target_inflight().max(0.0) as u64).min(self.params.probe_max_rounds);
         if waited || self.rounds_since_probe_up >= reno_rounds {
             self.start_probe_bw_refill(ack);
             return true;
@@ -128,7 +129,9 @@ impl Bbr3 {
             if self.state.is_probe_bw() && !app_limited {
                 self.cycle_count += 1; // §5.5.6 `AdvanceMaxBwFilter`
             }
-            if self.state.is_probe_bw() && self.prev_probe_precautionary && !self.prev_probe_too_high
+            if self.state.is_probe_bw()
+                && self.prev_probe_precautionary
+                && !self.prev_probe_too_high
             {
                 self.start_probe_bw_refill(ack);
                 return true;

@@ -18,7 +18,7 @@ pub enum State {
 }
 
 impl State {
-    /// The state as a number for the time series (`bbr_state` column, docs/bbr3.md): 0 Startup,
+    /// The state as a number for the time series (`cc_state` column, docs/bbr3.md): 0 Startup,
     /// 1 Drain, 2 ProbeBW_DOWN, 3 ProbeBW_CRUISE, 4 ProbeBW_REFILL, 5 ProbeBW_UP, 6 ProbeRTT.
     pub fn code(self) -> f64 {
         match self {
