@@ -69,7 +69,20 @@ pub struct FlowColumns {
     pub ecn_reductions: Vec<u64>,
     /// The controllers' own state (`CongestionControl::state_names`), one column per name any
     /// flow's controller gives, in the order first seen; NaN in the rows of other flows.
-    pub controller: Vec<(&'static str, Vec<f64>)>,
+    pub controller: Vec<(&'static str, StateColumn)>,
+}
+
+/// One column of controller state. NaN marks the rows of flows without that state, so two
+/// columns are equal when equal bit for bit (whole runs are compared: determinism, the
+/// many-flows mode).
+#[derive(Debug, Clone, Default)]
+pub struct StateColumn(pub Vec<f64>);
+
+impl PartialEq for StateColumn {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |(a, b): (&f64, &f64)| a.to_bits() == b.to_bits();
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(same)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -178,7 +191,7 @@ impl FlowColumns {
             Column::U64(self.retransmits),
             Column::F64(self.pacing_rate_bps),
         ];
-        let controller = (self.controller.into_iter()).map(|(name, v)| (name, Column::F64(v)));
+        let controller = (self.controller.into_iter()).map(|(name, v)| (name, Column::F64(v.0)));
         FLOW_COLUMNS
             .into_iter()
             .zip(columns)
@@ -197,19 +210,19 @@ impl FlowColumns {
                 let mut column = Vec::new();
                 column.try_reserve(self.t_s.capacity())?;
                 column.resize(self.t_s.len(), f64::NAN);
-                self.controller.push((name, column));
+                self.controller.push((name, StateColumn(column)));
             }
         }
         for (name, column) in &mut self.controller {
             let at = names.iter().position(|known| known == name);
-            column.push(at.map_or(f64::NAN, |i| values[i]));
+            column.0.push(at.map_or(f64::NAN, |i| values[i]));
         }
         Ok(())
     }
 
     fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
         for (_, column) in &mut self.controller {
-            column.try_reserve(n)?;
+            column.0.try_reserve(n)?;
         }
         self.t_s.try_reserve(n)?;
         self.flow.try_reserve(n)?;

@@ -8,7 +8,7 @@ use common::*;
 fn bbr3_state_columns_cover_its_rows_and_are_nan_for_a_reno_flow() {
     let s = scenario(
         100 * MBPS,
-        bdp_pkts(100 * MBPS, 40) as u64,
+        bdp_pkts(100 * MBPS, 40),
         3,
         vec![flow("reno", 40), flow("bbr3", 40)],
     );
@@ -27,24 +27,24 @@ fn bbr3_state_columns_cover_its_rows_and_are_nan_for_a_reno_flow() {
     );
     let rows = out.flows.t_s.len();
     for (name, column) in &out.flows.controller {
-        assert_eq!(column.len(), rows, "{name}");
+        assert_eq!(column.0.len(), rows, "{name}");
     }
-    let state = &out.flows.controller[0].1;
-    let min_rtt = &out.flows.controller[2].1;
+    let (_, state) = &out.flows.controller[0];
+    let (_, min_rtt) = &out.flows.controller[2];
     for (i, &flow) in out.flows.flow.iter().enumerate() {
         if flow == 0 {
-            assert!(state[i].is_nan() && min_rtt[i].is_nan(), "reno row {i}");
+            assert!(state.0[i].is_nan() && min_rtt.0[i].is_nan(), "reno row {i}");
         } else {
             assert!(
-                (0.0..=6.0).contains(&state[i]),
+                (0.0..=6.0).contains(&state.0[i]),
                 "bbr3 row {i}: {}",
-                state[i]
+                state.0[i]
             );
             // The base RTT is 40 ms; serialisation and ACK timing add a little.
             assert!(
-                (40.0..45.0).contains(&min_rtt[i]),
+                (40.0..45.0).contains(&min_rtt.0[i]),
                 "row {i}: {}",
-                min_rtt[i]
+                min_rtt.0[i]
             );
         }
     }

@@ -28,11 +28,7 @@ impl Bbr3 {
             return;
         }
         match self.state {
-            State::ProbeBwDown => {
-                if !self.is_time_to_probe_bw(ack) && self.is_time_to_cruise(ack) {
-                    self.state = State::ProbeBwCruise;
-                }
-            }
+            State::ProbeBwDown => self.update_down(ack),
             State::ProbeBwCruise => {
                 self.is_time_to_probe_bw(ack);
             }
@@ -40,13 +36,23 @@ impl Bbr3 {
                 self.is_bw_probe_sample = true;
                 self.start_probe_bw_up(ack, sample);
             }
-            State::ProbeBwUp => {
-                if self.is_time_to_go_down(ack, sample) {
-                    self.prev_probe_too_high = false;
-                    self.start_probe_bw_down(ack.now_ns, ack.in_flight);
-                }
-            }
+            State::ProbeBwUp => self.update_up(ack, sample),
             _ => {}
+        }
+    }
+
+    /// ProbeBW_DOWN: probe if it is time, else cruise once drained.
+    fn update_down(&mut self, ack: &Ack) {
+        if !self.is_time_to_probe_bw(ack) && self.is_time_to_cruise(ack) {
+            self.state = State::ProbeBwCruise;
+        }
+    }
+
+    /// ProbeBW_UP: down once the probe is over, which no loss said was too high.
+    fn update_up(&mut self, ack: &Ack, sample: Option<Sample>) {
+        if self.is_time_to_go_down(ack, sample) {
+            self.prev_probe_too_high = false;
+            self.start_probe_bw_down(ack.now_ns, ack.in_flight);
         }
     }
 

@@ -52,9 +52,9 @@ impl Bbr3 {
 
     /// §5.3.4.3 `CheckProbeRTTDone`, then §5.3.4.4 `ExitProbeRTT`.
     pub(super) fn check_probe_rtt_done(&mut self, now_ns: u64, in_flight: u32) {
-        if !self
+        if self
             .probe_rtt_done_ns
-            .is_some_and(|done_ns| now_ns > done_ns)
+            .is_none_or(|done_ns| now_ns <= done_ns)
         {
             return;
         }
