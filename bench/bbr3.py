@@ -9,7 +9,10 @@ Prints three tables, each case simulated once (the simulator is deterministic):
 2. random loss at 100 Mb/s, 100 ms: bbr3's goodput over the second half at each loss rate
    as a share of its loss-free goodput (the draft's 2 % loss threshold, §2.8);
 3. a shallow buffer (10 % of the BDP): retransmissions per packet sent over the whole run,
-   bbr3's against bbr's, and their ratio.
+   bbr3's against bbr's, and their ratio;
+4. one flow against one CUBIC flow, 40 ms, buffers of 0.1 to 16 BDP: the share of the
+   goodput bbr3 takes, and bbr's at the same points (a slice of
+   examples/grids/bbr3-fairness.toml).
 
 A benchmark prints numbers for people to compare; it asserts nothing (the goals are asserted
 by tests/test_sim_bbr3.py on shorter runs).
@@ -76,6 +79,30 @@ def shallow_buffer(rates: list[str], rtts: list[str]) -> None:
             print(f"{rate:>8}{rtt:>7}{v3:>9.4f}{v1:>9.4f}{v3 / v1:>10.2f}")
 
 
+BUFFERS = ("10%bdp", "50%bdp", "100%bdp", "200%bdp", "400%bdp", "800%bdp", "1600%bdp")
+
+
+def sharing_with_cubic(rates: list[str]) -> None:
+    print("\none flow against one cubic flow, 40 ms: its share of the goodput, second half of 60 s")
+    print(f"{'rate':>8}{'queue':>10}{'bbr3':>8}{'bbr':>8}")
+    for rate in rates:
+        for queue in BUFFERS:
+            shares = []
+            for cc in ("bbr3", "bbr"):
+                flows = simulate(
+                    {
+                        "name": f"bbr3-bench-{cc}-cubic-{rate}-{queue}",
+                        "duration": "60s",
+                        "measure": "second half",
+                        "bottleneck": {"rate": rate, "queue": queue},
+                        "flow": [{"cc": cc, "rtt": "40ms"}, {"cc": "cubic", "rtt": "40ms"}],
+                    }
+                ).summary["flows"]
+                goodputs = [flow["goodput_mbps"] for flow in flows]
+                shares.append(goodputs[0] / sum(goodputs))
+            print(f"{rate:>8}{queue:>10}{shares[0]:>8.2f}{shares[1]:>8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rates", nargs="+", default=["100Mbps", "1Gbps"])
@@ -84,6 +111,7 @@ def main() -> None:
     clean_path(args.rates, args.rtts)
     random_loss()
     shallow_buffer(args.rates, args.rtts)
+    sharing_with_cubic(args.rates)
 
 
 if __name__ == "__main__":
