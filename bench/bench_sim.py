@@ -1,6 +1,6 @@
 """Simulator speed on the reference dumbbell: 1 Gb/s, 100 ms, queue = 1 BDP, 30 s.
 
-    python bench/bench_sim.py [--cc reno cubic bbr] [--aqm droptail fq_codel dualpi2]
+    python bench/bench_sim.py [--cc reno bbr3 cubic bbr] [--aqm droptail fq_codel dualpi2]
         [--repeat 5] [--host linux] [--no-sack-compression]
 
 Prints, for one flow and for ten of each algorithm through each queue: packets delivered,
@@ -63,7 +63,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = [algorithm["name"] for algorithm in cc_algorithms()]
     parser.add_argument(
-        "--cc", nargs="+", default=["reno"], choices=names, help="default: reno", metavar="CC"
+        "--cc",
+        nargs="+",
+        default=["reno", "bbr3"],
+        choices=names,
+        help="default: reno bbr3 (the goal: 10 x bbr3 at 80 %% of 10 x reno's rate)",
+        metavar="CC",
     )
     parser.add_argument(
         "--aqm", nargs="+", default=["droptail"], choices=AQMS, help="default: droptail"

@@ -141,6 +141,17 @@ def test_flows_without_a_model_say_so_and_no_number_is_guessed() -> None:
     assert rows["cwnd_pkts"].isna().all()
 
 
+def test_bbr3_has_no_model() -> None:
+    # No published steady-state model predicts BBRv3's share (Sarpkaya et al., IFIP
+    # Networking 2025 find the existing ones do not): the backend says so (docs/bbr3.md).
+    data = small_scenario()
+    data["flow"] = [{"cc": "bbr3", "rtt": "20ms"}, {"cc": "cubic", "rtt": "20ms"}]
+    bbr3, cubic = tcpeval.run(data, "model").summary["flows"]
+    assert bbr3["goodput_mbps"] is None
+    assert cubic["goodput_mbps"] is None
+    assert bbr3["limited_by"] == "no model of how bbr3 fills a link"
+
+
 def test_epochs_follow_starts_and_stops() -> None:
     data = small_scenario() | {"duration": "10s"}
     data["bottleneck"]["queue"] = "100%bdp"

@@ -100,3 +100,11 @@ def test_more_lines_than_a_legend_can_name_are_drawn_as_one_collection_in_plots_
     assert colours[:12] == [to_hex(line.get_color()) for line in few.lines]
     assert colours[10:20] == colours[:10]  # the cycle repeats, as plot()'s does
     assert many.get_ylim()[1] >= 10 * 29 + 3.0  # the view holds every line
+
+
+def test_a_bbr_run_also_plots_its_controller_state(tmp_path: Path) -> None:
+    data = small_scenario()
+    data["flow"] = [{"cc": "bbr3", "rtt": "20ms"}, {"cc": "reno", "rtt": "20ms"}]
+    paths = write_plots(simulate(data), tmp_path)
+    assert tmp_path / "cc_state.png" in paths
+    assert (tmp_path / "cc_state.png").stat().st_size > 10_000

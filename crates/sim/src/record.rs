@@ -9,6 +9,7 @@
 
 use std::collections::TryReserveError;
 
+use crate::cc::{CongestionControl, MAX_STATE_VALUES};
 use crate::error::RunError;
 use crate::flow::Flow;
 use crate::net::link::Link;
@@ -66,6 +67,22 @@ pub struct FlowColumns {
     pub ece_acks: Vec<u64>,
     pub congestion_events: Vec<u64>,
     pub ecn_reductions: Vec<u64>,
+    /// The controllers' own state (`CongestionControl::state_names`), one column per name any
+    /// flow's controller gives, in the order first seen; NaN in the rows of other flows.
+    pub controller: Vec<(&'static str, StateColumn)>,
+}
+
+/// One column of controller state. NaN marks the rows of flows without that state, so two
+/// columns are equal when equal bit for bit (whole runs are compared: determinism, the
+/// many-flows mode).
+#[derive(Debug, Clone, Default)]
+pub struct StateColumn(pub Vec<f64>);
+
+impl PartialEq for StateColumn {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |(a, b): (&f64, &f64)| a.to_bits() == b.to_bits();
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(same)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -124,6 +141,8 @@ impl Recorder {
             self.done[i] = f.finished();
             let s = &f.sender;
             let c = &mut self.flows;
+            c.push_controller_state(s.controller())
+                .map_err(out_of_memory)?;
             c.t_s.push(t_s);
             c.flow.push(i as u32);
             c.cwnd_pkts.push(s.cwnd_pkts());
@@ -172,10 +191,39 @@ impl FlowColumns {
             Column::U64(self.retransmits),
             Column::F64(self.pacing_rate_bps),
         ];
-        FLOW_COLUMNS.into_iter().zip(columns).chain(own)
+        let controller = (self.controller.into_iter()).map(|(name, v)| (name, Column::F64(v.0)));
+        FLOW_COLUMNS
+            .into_iter()
+            .zip(columns)
+            .chain(own)
+            .chain(controller)
+    }
+
+    /// One row of the controllers' columns: this flow's values under its names, NaN under the
+    /// others'; a name not seen before starts a column, NaN in the rows before.
+    fn push_controller_state(&mut self, cc: &dyn CongestionControl) -> Result<(), TryReserveError> {
+        let names = cc.state_names();
+        let mut values = [f64::NAN; MAX_STATE_VALUES];
+        cc.state_values(&mut values[..names.len()]);
+        for &name in names {
+            if !self.controller.iter().any(|(known, _)| *known == name) {
+                let mut column = Vec::new();
+                column.try_reserve(self.t_s.capacity())?;
+                column.resize(self.t_s.len(), f64::NAN);
+                self.controller.push((name, StateColumn(column)));
+            }
+        }
+        for (name, column) in &mut self.controller {
+            let at = names.iter().position(|known| known == name);
+            column.0.push(at.map_or(f64::NAN, |i| values[i]));
+        }
+        Ok(())
     }
 
     fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        for (_, column) in &mut self.controller {
+            column.0.try_reserve(n)?;
+        }
         self.t_s.try_reserve(n)?;
         self.flow.try_reserve(n)?;
         self.cwnd_pkts.try_reserve(n)?;

@@ -31,9 +31,12 @@ def plain_text(text: str) -> str:
 
 
 def write_plots(result: Result, directory: str | Path) -> list[Path]:
-    """Write cwnd.png, goodput.png and queue.png into `directory`; returns their paths."""
+    """Write cwnd.png, goodput.png and queue.png into `directory`, and cc_state.png for flows
+    whose controller reports its state; returns their paths."""
     directory = Path(directory)
     name = plain_text(result.summary["scenario"]["name"])
+    from tcpeval.report.controller_plots import controller_state_figures  # imports this module
+
     until_s = last_completion_s(result.summary)
     labels = {
         flow["id"]: f"flow {flow['id']} ({flow['cc']}, {flow['rtt_ms']:g} ms)"
@@ -68,6 +71,9 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             until_s=until_s,
         ),
     }
+    figures.update(
+        controller_state_figures(result.flows, labels=labels, name=name, until_s=until_s)
+    )
     paths = []
     for file_name, figure in figures.items():
         figure.savefig(directory / file_name, dpi=110)

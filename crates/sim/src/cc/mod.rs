@@ -20,8 +20,10 @@
 //! Units: windows in packets (`f64`, fractional so `+1/cwnd` needs no credit counter; the
 //! sender sends whole packets below `floor(cwnd)`), time in ns, rates in payload bit/s.
 
+pub mod ack_aggregation;
 pub mod aimd;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod check;
 pub mod common;
@@ -31,9 +33,11 @@ pub mod fast;
 pub mod highspeed;
 pub mod htcp;
 pub mod hystart;
+pub mod max_filter;
 pub mod prague;
 pub mod registry;
 pub mod reno;
+pub mod round_from_now;
 pub mod scalable;
 #[cfg(test)]
 pub mod testing;
@@ -184,4 +188,17 @@ pub trait CongestionControl: Debug + Send + Snapshot {
     fn owns_recovery(&self) -> bool {
         false
     }
+
+    /// Names of numbers describing the controller's own model, written as extra time-series
+    /// columns (`record.rs`), units in the names; at most [`MAX_STATE_VALUES`]. The same
+    /// names for the controller's whole life.
+    fn state_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The numbers `state_names` names, in its order, into `out` (exactly as long).
+    fn state_values(&self, _out: &mut [f64]) {}
 }
+
+/// The most numbers a controller's `state_values` gives.
+pub const MAX_STATE_VALUES: usize = 8;

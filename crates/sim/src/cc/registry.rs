@@ -3,7 +3,9 @@
 //! Defaults live in each algorithm's parameter struct, once; `tcpeval cc list` prints them
 //! from here, so the Python side never repeats them.
 
-use super::{aimd, bbr, bic, cubic, dctcp, fast, highspeed, htcp, prague, reno, scalable, vegas};
+use super::{
+    aimd, bbr, bbr3, bic, cubic, dctcp, fast, highspeed, htcp, prague, reno, scalable, vegas,
+};
 use super::{CongestionControl, Init};
 use crate::tcp::ecn::EcnMode;
 
@@ -41,6 +43,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
     vegas::ALGORITHM,
     fast::ALGORITHM,
     bbr::ALGORITHM,
+    bbr3::ALGORITHM,
     dctcp::ALGORITHM,
     prague::ALGORITHM,
 ];

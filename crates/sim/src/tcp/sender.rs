@@ -537,6 +537,11 @@ impl Sender {
         self.board.in_flight()
     }
 
+    /// The controller, for the recorder to read its state.
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
     pub fn pacing_rate_bps_now(&self) -> f64 {
         self.pacing_rate_bps.unwrap_or(0) as f64
     }

@@ -21,7 +21,7 @@ from tcpeval.backends.sim.progress import simulate_watched
 from tcpeval.backends.sim.wall_estimate import estimate_wall
 from tcpeval.backends.wall_time import WallEstimate
 from tcpeval.metrics import jain_index
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, SIM_FLOW_COLUMNS, SIM_LINK_COLUMNS, Result
+from tcpeval.result import LINK_COLUMNS, SIM_LINK_COLUMNS, Result
 from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
 from tcpeval.scenario import resolution as resolve
 
@@ -101,8 +101,9 @@ def _backend_section(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flows_frame(columns: dict[str, np.ndarray]) -> pd.DataFrame:
-    """The contract's columns first, then the simulator's own (its ECN counters)."""
-    return pd.DataFrame({name: columns[name] for name in (*FLOW_COLUMNS, *SIM_FLOW_COLUMNS)})
+    """The contract's columns first, then the simulator's own (its ECN counters), then the
+    controllers' state (`cc_*`, docs/bbr3.md), as the core orders them."""
+    return pd.DataFrame(columns)
 
 
 def _links_frame(columns: dict[str, Any]) -> pd.DataFrame:

@@ -15,26 +15,25 @@
 //! sizes its TSO frames (about 1 ms of the pacing rate, `bbr_tso_segs_goal`); the controller
 //! is not told whether the host sends frames (`tcp/tso.rs`), so that is not followed yet.
 
-mod ack_aggregation;
 mod filters;
 mod full_pipe;
 mod lt_bw;
 mod modes;
 mod recovery;
-mod round;
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
-use self::ack_aggregation::AckAggregation;
-use self::filters::{MaxFilter, MinRtt};
+use self::filters::MinRtt;
 use self::full_pipe::FullPipe;
 use self::lt_bw::{LtBw, LtChange, LtSample};
 use self::modes::{GainCycle, Mode, ProbeRtt, HIGH_GAIN, MIN_CWND_PKTS};
 use self::recovery::{Recovery, RecoveryCwnd};
+use super::ack_aggregation::AckAggregation;
 use super::check;
 use super::common::{default_params, parse_params};
+use super::max_filter::MaxFilter;
 use super::registry::{Algorithm, Params};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, RateSample};
 use crate::tcp::ecn::EcnMode;
@@ -499,6 +498,22 @@ impl CongestionControl for Bbr {
 
     fn owns_recovery(&self) -> bool {
         true
+    }
+
+    fn state_names(&self) -> &'static [&'static str] {
+        &["cc_state", "cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain"]
+    }
+
+    /// The mode as `Mode::code`, the model's bandwidth, min_rtt and the pacing gain.
+    fn state_values(&self, out: &mut [f64]) {
+        out.copy_from_slice(&[
+            self.mode.code(),
+            self.model_bdp.bw_bps,
+            self.min_rtt
+                .get()
+                .map_or(f64::NAN, |ns| ns as f64 / NS_PER_MS as f64),
+            self.pacing_gain(),
+        ]);
     }
 }
 

@@ -9,7 +9,7 @@ use std::f64::consts::LN_2;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::round::RoundFromNow;
+use crate::cc::round_from_now::RoundFromNow;
 use crate::cc::Ack;
 
 /// STARTUP's pacing and cwnd gain, 2/ln 2 ≈ 2.885: the smallest gain that still doubles the
@@ -36,6 +36,17 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode as a number for the time series, on bbr3's scale (docs/bbr3.md): 0 STARTUP,
+    /// 1 DRAIN, 2 PROBE_BW (its phase shows in the pacing gain), 6 PROBE_RTT.
+    pub fn code(&self) -> f64 {
+        match self {
+            Mode::Startup => 0.0,
+            Mode::Drain => 1.0,
+            Mode::ProbeBw(_) => 2.0,
+            Mode::ProbeRtt(_) => 6.0,
+        }
+    }
+
     pub fn pacing_gain(&self) -> f64 {
         match self {
             Mode::Startup => HIGH_GAIN,

@@ -5,7 +5,7 @@
 //! conservation), later rounds grow back toward the model's target, and the cwnd saved
 //! before the loss is restored when recovery ends.
 
-use super::round::RoundFromNow;
+use crate::cc::round_from_now::RoundFromNow;
 use crate::cc::{Ack, CaState};
 
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,6 @@
-//! A round trip that starts now, for the two places where Linux BBR restarts its round counter
-//! (`next_rtt_delivered = tp->delivered`): the first round of loss recovery and the round
-//! PROBE_RTT must hold for. The sender's rounds (`Ack::round_start`) started earlier.
+//! A round trip that starts now: Linux BBR restarts its round counter there
+//! (`next_rtt_delivered = tp->delivered`; draft-ietf-ccwg-bbr `StartRound()`). The sender's
+//! rounds (`Ack::round_start`) started earlier.
 
 use crate::cc::Ack;
 
