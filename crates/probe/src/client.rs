@@ -14,6 +14,7 @@ use crate::cpu::{CpuReport, CpuSampler};
 use crate::datapath::{self, Counters};
 use crate::error::{ProbeError, ProtoError, Result};
 use crate::escape::{self, escape};
+use crate::interval::IntervalReporter;
 use crate::proto::{self, Message, TcpRequest, MAX_RESULTS_FRAME_BYTES, PROTOCOL_VERSION};
 use crate::report::{self, ClientStream, PeerReport, TcpRunReport};
 use crate::sample::{self, History, Sample, Sampler};
@@ -39,6 +40,8 @@ pub struct TcpOptions {
     pub iperf3: bool,
     /// False only to measure the sampler's own cost.
     pub sample: bool,
+    /// Print a machine-readable report this often (interval.rs).
+    pub interval: Option<Duration>,
 }
 
 pub fn resolve(server: &str) -> Result<SocketAddr> {
@@ -263,7 +266,12 @@ pub(crate) fn run_local_streams(
                 })
             })
             .collect();
-        supervise(&handles, options, &counters, &stop, interrupted, start);
+        let lanes = Lanes {
+            streams,
+            counters: &counters,
+            stop: &stop,
+        };
+        supervise(&handles, options, &lanes, interrupted, start);
         for (slot, handle) in end_ns.iter_mut().zip(handles) {
             *slot = handle.join().unwrap_or_default();
         }
@@ -287,13 +295,19 @@ pub(crate) fn run_local_streams(
     }
 }
 
-/// Waits for the streams, printing progress once a second; stops them at the duration or
-/// on Ctrl-C.
+/// The streams as the supervisor sees them.
+struct Lanes<'a> {
+    streams: &'a [TcpStream],
+    counters: &'a [Counters],
+    stop: &'a AtomicBool,
+}
+
+/// Waits for the streams, printing progress once a second and interval reports if asked;
+/// stops them at the duration or on Ctrl-C.
 fn supervise(
     handles: &[thread::ScopedJoinHandle<'_, u64>],
     options: &TcpOptions,
-    counters: &[Counters],
-    stop: &AtomicBool,
+    lanes: &Lanes,
     interrupted: &AtomicBool,
     start: Instant,
 ) {
@@ -308,12 +322,23 @@ fn supervise(
     let limit = request
         .duration_ns
         .map(|ns| Duration::from_nanos(ns) + slack);
+    let mut intervals = options
+        .interval
+        .map(|every| IntervalReporter::new(every, lanes.streams.len(), request.reverse));
+    let (streams, counters) = (lanes.streams, lanes.counters);
     let mut next_report = Duration::from_secs(1);
     let mut last_bytes: Vec<u64> = counters.iter().map(Counters::total).collect();
     while !handles.iter().all(|h| h.is_finished()) {
         let elapsed = start.elapsed();
         if limit.is_some_and(|l| elapsed >= l) || interrupted.load(Ordering::Relaxed) {
-            stop.store(true, Ordering::Relaxed);
+            lanes.stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(reporter) = intervals.as_mut() {
+            reporter.tick(elapsed, streams, counters);
+            // The data has stopped: what follows (waiting for the last ACKs) is no interval.
+            if lanes.stop.load(Ordering::Relaxed) {
+                reporter.finish(elapsed, streams, counters);
+            }
         }
         if progress && elapsed >= next_report {
             print_progress(elapsed, counters, &mut last_bytes);
@@ -321,6 +346,9 @@ fn supervise(
         }
         // Coarse on purpose: on a 2-core host every wake-up is taken from the data path.
         thread::sleep(SUPERVISE_TICK);
+    }
+    if let Some(reporter) = intervals.as_mut() {
+        reporter.finish(start.elapsed(), streams, counters);
     }
 }
 

@@ -17,6 +17,7 @@ mod disk_remote;
 mod error;
 mod escape;
 mod housekeeping;
+mod interval;
 mod iperf3;
 mod log;
 mod names;
@@ -175,6 +176,9 @@ struct TcpArgs {
     /// Print elapsed time and per-stream rates to stderr once a second.
     #[arg(long)]
     progress: bool,
+    /// Print a machine-readable report (`interval {json}`) to stderr this often (0: none).
+    #[arg(long, default_value_t = 0)]
+    interval_ms: u64,
     /// Keep the sockets open this long after the final sample (to compare with `ss -ti`).
     #[arg(long, default_value_t = 0)]
     hold_open_ms: u64,
@@ -502,6 +506,7 @@ fn tcp(args: TcpArgs, interrupted: &Arc<AtomicBool>) -> Result<()> {
         hold_open: Duration::from_millis(args.hold_open_ms),
         iperf3: args.iperf3,
         sample: !args.no_samples,
+        interval: (args.interval_ms > 0).then(|| Duration::from_millis(args.interval_ms)),
     };
     if options.iperf3 {
         return iperf3::run(&options, interrupted).map(|_| ());
