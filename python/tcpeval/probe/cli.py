@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import typing
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, TypeVar
 
 import typer
 
@@ -75,6 +76,19 @@ def serve(ctx: typer.Context) -> None:
     os.execv(binary, [binary, "serve", *ctx.args])
 
 
+def iperf3_seconds(value: str | None) -> str | None:
+    """A duration as iperf3 takes it (bare seconds, "10") or as tcpeval writes it ("10s")."""
+    if value is None:
+        return None
+    try:
+        return f"{float(value):g}s"
+    except ValueError:
+        return value
+
+
+Progress = Literal["never", "auto", "always"]
+
+
 @probe_app.command()
 def tcp(
     host: Host,
@@ -83,22 +97,76 @@ def tcp(
         Path | None, typer.Option("--secret-file", help="Shared secret (not for --iperf3).")
     ] = None,
     iperf3: Annotated[bool, typer.Option(help="The server is a stock `iperf3 -s`.")] = False,
-    streams: Annotated[int, typer.Option(help="Parallel streams, 1–128.")] = 1,
-    cc: Annotated[str | None, typer.Option(help="Congestion control (TCP_CONGESTION).")] = None,
-    window: Annotated[str | None, typer.Option(help="Socket buffers, e.g. 64MB.")] = None,
-    mss: Annotated[int | None, typer.Option(help="TCP_MAXSEG in bytes.")] = None,
-    pacing: Annotated[str | None, typer.Option(help="Pacing rate per stream, e.g. 2Gbps.")] = None,
-    duration: Annotated[str | None, typer.Option(help="e.g. 30s (default 10s).")] = None,
-    size: Annotated[str | None, typer.Option("--bytes", help="Total bytes, e.g. 10GB.")] = None,
-    reverse: Annotated[bool, typer.Option(help="The server sends.")] = False,
+    streams: Annotated[int, typer.Option("--streams", "-P", help="Parallel streams, 1–128.")] = 1,
+    cc: Annotated[
+        str | None, typer.Option("--cc", "-C", help="Congestion control (TCP_CONGESTION).")
+    ] = None,
+    window: Annotated[
+        str | None, typer.Option("--window", "-w", help="Socket buffers, e.g. 64MB.")
+    ] = None,
+    mss: Annotated[int | None, typer.Option("--mss", "-M", help="TCP_MAXSEG in bytes.")] = None,
+    pacing: Annotated[
+        str | None,
+        typer.Option("--pacing", "--fq-rate", help="Pacing rate per stream, e.g. 2Gbps."),
+    ] = None,
+    duration: Annotated[
+        str | None, typer.Option("--duration", "-t", help="e.g. 30s or 30 (default 10s).")
+    ] = None,
+    size: Annotated[
+        str | None, typer.Option("--bytes", "-n", help="Total bytes, e.g. 10GB.")
+    ] = None,
+    reverse: Annotated[bool, typer.Option("--reverse", "-R", help="The server sends.")] = False,
+    bidir: Annotated[
+        bool,
+        typer.Option(help="Both directions at once, reported apart (OUT/forward, OUT/reverse)."),
+    ] = False,
+    interval: Annotated[
+        str,
+        typer.Option("--interval", "-i", help="Report every N seconds (e.g. 1 or 500ms); 0: none."),
+    ] = "1s",
+    omit: Annotated[
+        str,
+        typer.Option("--omit", "-O", help="Leave the first N seconds out of reports and totals."),
+    ] = "0s",
+    json_document: Annotated[
+        bool, typer.Option("--json", "-J", help="Print one JSON document at the end.")
+    ] = False,
+    json_stream: Annotated[
+        bool, typer.Option("--json-stream", help="Print one JSON object per line as it runs.")
+    ] = False,
+    logfile: Annotated[
+        Path | None, typer.Option("--logfile", help="Append what would go to stdout to this file.")
+    ] = None,
+    progress: Annotated[
+        str,
+        typer.Option(help="A progress line per interval on stderr: never, auto or always."),
+    ] = "auto",
     sample_interval: Annotated[str, typer.Option(help="TCP_INFO sampling.")] = "10ms",
     plots: Annotated[bool, typer.Option(help="Write cwnd and goodput PNGs.")] = True,
 ) -> None:
-    """Memory-to-memory TCP with every stream's TCP_INFO history."""
-    from tcpeval.probe.driver import ProbeError, run_tcp
-    from tcpeval.probe.settings import TcpSettings
-    from tcpeval.report.plots import write_plots
+    """Memory-to-memory TCP with every stream's TCP_INFO history, reported as iperf3 does."""
+    from tcpeval.probe.driver import ProbeError
+    from tcpeval.probe.tcp_run import TcpRunOptions, run_tcp_command
 
+    if progress not in typing.get_args(Progress):
+        _fail(f"progress: '{progress}' must be never, auto or always")
+    if json_document and json_stream:
+        _fail("json: '--json --json-stream' give one of them")
+    if bidir and (reverse or iperf3):
+        _fail(f"bidir: '{'--reverse' if reverse else '--iperf3'}' cannot be combined with --bidir")
+    from tcpeval.probe.settings import TcpSettings
+    from tcpeval.units import parse_duration
+
+    omit = iperf3_seconds(omit) or "0s"
+    duration = iperf3_seconds(duration)
+    try:
+        omit_s = parse_duration(omit).ns / 1e9
+    except ValueError as e:
+        _fail(f"omit: '{omit}' {e}")
+    if omit_s < 0:
+        _fail(f"omit: '{omit}' must not be negative")
+    if omit_s > 0 and size is not None:
+        _fail("omit: '--bytes' counts what it sends from the start; give --duration with --omit")
     settings = _settings(
         TcpSettings,
         server=_server(host, IPERF3_PORT if iperf3 else DEFAULT_PORT),
@@ -113,19 +181,22 @@ def tcp(
         bytes=size,
         reverse=reverse,
         sample_interval=sample_interval,
-        progress=os.isatty(2),
+        interval=iperf3_seconds(interval),
+    )
+    options = TcpRunOptions(
+        settings=settings,
+        out=out,
+        bidir=bidir,
+        omit_s=omit_s,
+        form="json" if json_document else "json-stream" if json_stream else "text",
+        logfile=logfile,
+        progress=progress,
+        plots=plots,
     )
     try:
-        result = run_tcp(settings)
+        run_tcp_command(options)
     except ProbeError as e:
         _fail(str(e))
-    result.save(out)
-    if plots and len(result.flows):
-        write_plots(result, out)
-    for warning in result.summary["backend"]["details"]["warnings"]:
-        typer.echo(f"warning: {warning}", err=True)
-    total = sum(f["goodput_mbps"] for f in result.summary["flows"])
-    typer.echo(f"{len(result.summary['flows'])} streams, {total:.1f} Mb/s in all → {out}")
 
 
 @probe_app.command()

@@ -18,7 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ import pandas as pd
 from tcpeval.backends.protocol import BackendError
 from tcpeval.metrics import jain_index
 from tcpeval.probe.binary import probe_binary
+from tcpeval.probe.intervals import BinaryInterval, parse_line
 from tcpeval.probe.settings import (
     CopySettings,
     DiskSettings,
@@ -48,8 +50,18 @@ class ProbeError(BackendError):
     """The binary refused or failed; the message is its one-line error."""
 
 
-def _run(subcommand: str, arguments: list[str], raw: Path, wrapper: Sequence[str] = ()) -> float:
-    """Runs the binary, echoing its progress lines; returns wall seconds.
+OnInterval = Callable[[BinaryInterval], None]
+
+
+def _run(
+    subcommand: str,
+    arguments: list[str],
+    raw: Path,
+    wrapper: Sequence[str] = (),
+    on_interval: OnInterval | None = None,
+) -> float:
+    """Runs the binary, echoing its progress lines and handing its interval reports to
+    `on_interval`; returns wall seconds.
 
     `wrapper` goes before the command, e.g. `ip netns exec NS` to run it in a namespace.
     """
@@ -60,7 +72,11 @@ def _run(subcommand: str, arguments: list[str], raw: Path, wrapper: Sequence[str
         try:
             assert process.stderr is not None
             for line in process.stderr:
-                if line.startswith("error:"):
+                interval = parse_line(line)
+                if interval is not None:
+                    if on_interval is not None:
+                        on_interval(interval)
+                elif line.startswith("error:"):
                     errors.append(line.removeprefix("error:").strip())
                 else:
                     sys.stderr.write(line)
@@ -84,17 +100,48 @@ def run_tcp(
     name: str | None = None,
     wrapper: Sequence[str] = (),
     keep_raw: Path | None = None,
+    on_interval: OnInterval | None = None,
 ) -> Result:
     """Runs a memory-to-memory TCP test and returns its result; `keep_raw` keeps the binary's
-    own output (both ends' TCP_INFO histories as CSV, its run report) in that directory."""
+    own output (both ends' TCP_INFO histories as CSV, its run report) in that directory;
+    `on_interval` gets the interval reports as they come (with `settings.interval`)."""
     raw = Path(tempfile.mkdtemp(prefix="tcpeval-probe-"))
     try:
-        wall_seconds = _run("tcp", settings.arguments(), raw, wrapper)
+        wall_seconds = _run("tcp", settings.arguments(), raw, wrapper, on_interval)
         if keep_raw is not None:
             shutil.copytree(raw, keep_raw, dirs_exist_ok=True)
         return result_from_raw(raw, settings, wall_seconds, name)
     finally:
         shutil.rmtree(raw, ignore_errors=True)
+
+
+def run_tcp_both_ways(
+    settings: TcpSettings,
+    wrapper: Sequence[str] = (),
+    on_interval: Callable[[bool, BinaryInterval], None] | None = None,
+) -> tuple[Result, Result]:
+    """iperf3's --bidir: a forward and a reverse test at once, each its own test on the
+    server (two of its client slots), reported apart; returns (forward, reverse).
+    `on_interval` gets whether the report is the reverse test's, and the report.
+
+    Ctrl-C reaches both binaries from the terminal; each stops and keeps what it measured."""
+
+    def run(reverse: bool) -> Result:
+        def report(interval: BinaryInterval) -> None:
+            if on_interval is not None:
+                on_interval(reverse, interval)
+
+        one_way = settings.model_copy(update={"reverse": reverse})
+        return run_tcp(one_way, wrapper=wrapper, on_interval=report)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        forward, reverse = pool.submit(run, False), pool.submit(run, True)
+        while True:
+            try:
+                return forward.result(), reverse.result()
+            except KeyboardInterrupt:
+                # The binaries got the same Ctrl-C and are writing what they measured.
+                continue
 
 
 def receiver_flows(raw: Path) -> pd.DataFrame:
@@ -240,7 +287,7 @@ def result_from_raw(
 
 
 def _scenario(settings: TcpSettings, name: str | None) -> dict[str, Any]:
-    asked = settings.model_dump(exclude={"secret_file", "progress", "hold_open"})
+    asked = settings.model_dump(exclude={"secret_file", "progress", "hold_open", "interval"})
     asked["sample_interval"] = settings.sample_interval
     host = settings.server.rpartition(":")[0]
     asked["name"] = name or f"probe-tcp-{host}"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tcpeval.units import parse_duration, parse_rate, parse_size
 
 MAX_STREAMS = 128
+MIN_INTERVAL_NS = 100_000_000
 
 
 class _Settings(BaseModel):
@@ -42,6 +43,15 @@ class TcpSettings(_Settings):
     sample_interval: str = "10ms"
     progress: bool = False
     hold_open: str = "0s"
+    interval: str = Field("0s", description="Interval reports this often while it runs; 0s: none")
+
+    @field_validator("interval")
+    @classmethod
+    def _interval(cls, value: str) -> str:
+        # As iperf3: shorter reports would be mostly noise, and each costs the data path.
+        if parse_duration(value).ns != 0 and parse_duration(value).ns < MIN_INTERVAL_NS:
+            raise ValueError("must be 0s (none) or at least 100ms")
+        return value
 
     @field_validator("window", "bytes")
     @classmethod
@@ -105,6 +115,9 @@ class TcpSettings(_Settings):
         hold_ms = parse_duration(self.hold_open).ns // 10**6
         if hold_ms:
             args += ["--hold-open-ms", str(hold_ms)]
+        interval_ms = parse_duration(self.interval).ns // 10**6
+        if interval_ms:
+            args += ["--interval-ms", str(interval_ms)]
         return args
 
 
