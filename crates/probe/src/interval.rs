@@ -71,15 +71,16 @@ impl IntervalReporter {
     /// Prints the last, partial interval up to `elapsed` (the data stopped) unless it is too
     /// short to say anything; no interval follows.
     pub fn finish(&mut self, elapsed: Duration, streams: &[TcpStream], counters: &[Counters]) {
-        if self.done {
-            return;
-        }
-        let partial = elapsed.saturating_sub(self.last_end);
-        if partial.as_secs_f64() >= SHORTEST_LAST_SHARE * self.every.as_secs_f64() {
+        if !self.done && self.last_is_long_enough(elapsed) {
             let line = self.take(elapsed, streams, counters);
             print(&line);
         }
         self.done = true;
+    }
+
+    fn last_is_long_enough(&self, elapsed: Duration) -> bool {
+        let partial = elapsed.saturating_sub(self.last_end);
+        partial.as_secs_f64() >= SHORTEST_LAST_SHARE * self.every.as_secs_f64()
     }
 
     fn take(
@@ -175,6 +176,14 @@ mod tests {
         // A sending socket's TCP_INFO is read: a connected socket has a window.
         assert!(first.streams[0].cwnd_pkts.is_some_and(|c| c > 0));
         assert_eq!(first.streams[0].retransmits, Some(0));
+    }
+
+    #[test]
+    fn a_last_interval_under_a_tenth_of_one_is_not_reported() {
+        let mut reporter = IntervalReporter::new(Duration::from_secs(1), 0, false);
+        reporter.take(Duration::from_secs(3), &[], &[]);
+        assert!(!reporter.last_is_long_enough(Duration::from_millis(3_099)));
+        assert!(reporter.last_is_long_enough(Duration::from_millis(3_100)));
     }
 
     #[test]
