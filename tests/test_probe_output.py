@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,17 +32,20 @@ def routed(tmp_path: Path):
         secret = secret_file(tmp_path)
         server = the_lab.server(hosts.server_ns, hosts.server_ip, secret)
 
-        def probe_tcp(out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-            command = [
+        def probe_tcp(out: Path, *flags: str) -> list[str]:
+            return [
                 "ip", "netns", "exec", hosts.client_ns, sys.executable, "-m", "tcpeval",
                 "probe", "tcp", server, "--secret-file", str(secret), "--out", str(out),
                 "--no-plots", *flags,
             ]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr
-            return done
 
-        yield probe_tcp
+        yield the_lab, probe_tcp
+
+
+def run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def test_intervals_totals_logfile_and_progress_off_a_terminal(routed, tmp_path: Path) -> None:
@@ -49,7 +53,8 @@ def test_intervals_totals_logfile_and_progress_off_a_terminal(routed, tmp_path: 
     sender and a receiver total per stream and summed, all in the log file and nothing on
     stdout; with --progress auto and no terminal, a progress line per interval on stderr."""
     log = tmp_path / "probe.log"
-    done = routed(tmp_path / "out", "-t", "3", "-i", "1", "-P", "2", "--logfile", str(log))
+    _, probe_tcp = routed
+    done = run(probe_tcp(tmp_path / "out", "-t", "3", "-i", "1", "-P", "2", "--logfile", str(log)))
     assert done.stdout == ""
     text = log.read_text()
     intervals, _, table = text.partition("- - -")
@@ -69,7 +74,8 @@ def test_json_document_omits_the_first_second_from_its_totals(routed, tmp_path: 
     """-t 2 -O 1 -J: the test runs 3 s; the first interval is marked omitted and its bytes
     are not in the totals, which cover the 2 s after it at the bottleneck's rate."""
     out = tmp_path / "out"
-    done = routed(out, "-t", "2", "-O", "1", "-J")
+    _, probe_tcp = routed
+    done = run(probe_tcp(out, "-t", "2", "-O", "1", "-J"))
     document = json.loads(done.stdout)
     intervals = document["intervals"]
     assert [i["sum"]["omitted"] for i in intervals[:3]] == [True, False, False]
@@ -91,7 +97,8 @@ def test_bidir_json_stream_reports_both_directions(routed, tmp_path: Path) -> No
     directions non-zero, and totals equal to each direction's result directory (same
     counts, so no tolerance), the sender's within 1% of them (all it sent was delivered)."""
     out = tmp_path / "out"
-    done = routed(out, "-t", "2", "--bidir", "--json-stream")
+    _, probe_tcp = routed
+    done = run(probe_tcp(out, "-t", "2", "--bidir", "--json-stream"))
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["event"] == "start"
     assert events[-1]["event"] == "end"
@@ -102,6 +109,28 @@ def test_bidir_json_stream_reports_both_directions(routed, tmp_path: Path) -> No
         delivered = sum(f["bytes_delivered"] for f in result.summary["flows"])
         assert end["sum_received"]["bytes"] == delivered > 0
         assert abs(end["sum_sent"]["bytes"] - delivered) <= 0.01 * delivered, end
+
+
+def test_ctrl_c_stops_both_directions_and_keeps_what_they_measured(routed, tmp_path: Path) -> None:
+    """SIGINT to the command alone (not its process group, as `kill -INT` sends it) during
+    an 8 s --bidir test: it ends within 5 s with both directions' totals printed and both
+    results saved as interrupted."""
+    the_lab, probe_tcp = routed
+    out = tmp_path / "out"
+    command = probe_tcp(out, "-t", "8", "--bidir", "-i", "0", "--progress", "always")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    the_lab.processes.append(process)
+    assert process.stderr is not None
+    first = process.stderr.readline()
+    assert first.startswith("["), first
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=5)
+    assert process.returncode == 0, stderr
+    assert stdout.count("sender") == 2, stdout
+    for direction in ("forward", "reverse"):
+        summary = load(out / direction).summary
+        assert summary["backend"]["details"]["interrupted"], direction
+        assert summary["backend"]["duration_s"] < 6, direction
 
 
 def test_interval_figures_sum_streams_and_mark_the_omitted() -> None:

@@ -59,16 +59,20 @@ def _run(
     raw: Path,
     wrapper: Sequence[str] = (),
     on_interval: OnInterval | None = None,
+    processes: list[subprocess.Popen[str]] | None = None,
 ) -> float:
     """Runs the binary, echoing its progress lines and handing its interval reports to
     `on_interval`; returns wall seconds.
 
-    `wrapper` goes before the command, e.g. `ip netns exec NS` to run it in a namespace.
+    `wrapper` goes before the command, e.g. `ip netns exec NS` to run it in a namespace;
+    the process is appended to `processes`, for a caller in another thread to signal.
     """
     command = [*wrapper, str(probe_binary()), subcommand, *arguments, "--out", str(raw)]
     started = time.monotonic()
     errors: list[str] = []
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as process:
+        if processes is not None:
+            processes.append(process)
         try:
             assert process.stderr is not None
             for line in process.stderr:
@@ -101,13 +105,15 @@ def run_tcp(
     wrapper: Sequence[str] = (),
     keep_raw: Path | None = None,
     on_interval: OnInterval | None = None,
+    processes: list[subprocess.Popen[str]] | None = None,
 ) -> Result:
     """Runs a memory-to-memory TCP test and returns its result; `keep_raw` keeps the binary's
     own output (both ends' TCP_INFO histories as CSV, its run report) in that directory;
-    `on_interval` gets the interval reports as they come (with `settings.interval`)."""
+    `on_interval` gets the interval reports as they come (with `settings.interval`);
+    `processes` gets the binary's process."""
     raw = Path(tempfile.mkdtemp(prefix="tcpeval-probe-"))
     try:
-        wall_seconds = _run("tcp", settings.arguments(), raw, wrapper, on_interval)
+        wall_seconds = _run("tcp", settings.arguments(), raw, wrapper, on_interval, processes)
         if keep_raw is not None:
             shutil.copytree(raw, keep_raw, dirs_exist_ok=True)
         return result_from_raw(raw, settings, wall_seconds, name)
@@ -124,7 +130,9 @@ def run_tcp_both_ways(
     server (two of its client slots), reported apart; returns (forward, reverse).
     `on_interval` gets whether the report is the reverse test's, and the report.
 
-    Ctrl-C reaches both binaries from the terminal; each stops and keeps what it measured."""
+    Ctrl-C (here, in the main thread) is passed to both binaries; each stops both ends of
+    its test and keeps what it measured, and both results are returned."""
+    processes: list[subprocess.Popen[str]] = []
 
     def run(reverse: bool) -> Result:
         def report(interval: BinaryInterval) -> None:
@@ -132,7 +140,7 @@ def run_tcp_both_ways(
                 on_interval(reverse, interval)
 
         one_way = settings.model_copy(update={"reverse": reverse})
-        return run_tcp(one_way, wrapper=wrapper, on_interval=report)
+        return run_tcp(one_way, wrapper=wrapper, on_interval=report, processes=processes)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         forward, reverse = pool.submit(run, False), pool.submit(run, True)
@@ -140,8 +148,10 @@ def run_tcp_both_ways(
             try:
                 return forward.result(), reverse.result()
             except KeyboardInterrupt:
-                # The binaries got the same Ctrl-C and are writing what they measured.
-                continue
+                # A terminal's Ctrl-C reached them too; a second is harmless (a flag).
+                for process in processes:
+                    if process.poll() is None:
+                        process.send_signal(signal.SIGINT)
 
 
 def receiver_flows(raw: Path) -> pd.DataFrame:
