@@ -1,5 +1,6 @@
 //! The measuring client: `tcp` tests against a tcpeval-probe server.
 
+use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -365,7 +366,9 @@ pub fn print_progress(elapsed: Duration, counters: &[Counters], last_bytes: &mut
         .collect();
     let shown: Vec<String> = rates.iter().take(8).map(|r| format!("{r:.1}")).collect();
     let more = if rates.len() > 8 { " …" } else { "" };
-    eprintln!(
+    // A reader gone away must not end the test: eprintln! would panic.
+    let _ = writeln!(
+        std::io::stderr(),
         "[{:6.1}s] {:9.1} Mb/s total | per stream Mb/s: {}{more}",
         elapsed.as_secs_f64(),
         rates.iter().sum::<f64>(),
