@@ -19,8 +19,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tcpeval.cli_app import App
+from tcpeval.cli_app import App, Formats
 from tcpeval.diagnose.cli import diagnose_command
+from tcpeval.figure_formats import DEFAULT as DEFAULT_FORMAT
+from tcpeval.figure_formats import parse_formats
 from tcpeval.interrupts import INTERRUPTED, ctrl_c_deferred, second_ctrl_c_exits
 from tcpeval.lab.cli import lab_app
 from tcpeval.probe.cli import probe_app
@@ -77,7 +79,7 @@ Measure = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print summary.json, no tables.")]
-Plots = Annotated[bool, typer.Option(help="Write cwnd, goodput and queue PNGs.")]
+Plots = Annotated[bool, typer.Option(help="Write cwnd, goodput and queue figures (--format).")]
 BackendName = Annotated[
     str, typer.Option("--backend", help="Where the scenario runs: see `tcpeval backends`.")
 ]
@@ -132,12 +134,16 @@ def run(
     measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
+    formats: Formats = DEFAULT_FORMAT,
     max_memory: MaxMemory = None,
     max_time: MaxTime = None,
 ) -> None:
     """Run SCENARIO on --backend; write summary.json, flows.parquet and links.parquet to --out."""
     limits = Limits(max_memory, max_time)
-    _run_and_show(scenario, out, backend, _with_window(overrides, measure), as_json, plots, limits)
+    figures = parse_formats(formats) if plots else ()
+    _run_and_show(
+        scenario, out, backend, _with_window(overrides, measure), as_json, figures, limits
+    )
 
 
 @app.command()
@@ -148,12 +154,14 @@ def sim(
     measure: Measure = None,
     as_json: AsJson = False,
     plots: Plots = True,
+    formats: Formats = DEFAULT_FORMAT,
     max_memory: MaxMemory = None,
     max_time: MaxTime = None,
 ) -> None:
     """Simulate SCENARIO: the short form of `tcpeval run SCENARIO --backend sim`."""
     limits = Limits(max_memory, max_time)
-    _run_and_show(scenario, out, "sim", _with_window(overrides, measure), as_json, plots, limits)
+    figures = parse_formats(formats) if plots else ()
+    _run_and_show(scenario, out, "sim", _with_window(overrides, measure), as_json, figures, limits)
 
 
 def _with_window(overrides: list[str] | None, measure: str | None) -> list[str]:
@@ -167,9 +175,10 @@ def _run_and_show(
     backend: str,
     overrides: list[str],
     as_json: bool,
-    plots: bool,
+    figures: tuple[str, ...],
     limits: Limits,
 ) -> None:
+    """Run, save, plot in each of `figures` (none: no plots) and show the summary."""
     from tcpeval import backends
     from tcpeval.backends.protocol import BackendError
     from tcpeval.report.plots import write_plots
@@ -191,9 +200,9 @@ def _run_and_show(
         raise typer.Exit(INTERRUPTED) from None
     except MemoryError:
         _failed(backend, BackendError(f"out of memory; nothing written to {out} (--max-memory)"))
-    if plots:
+    if figures:
         try:
-            write_plots(result, out)
+            write_plots(result, out, figures)
         except MemoryError:
             _failed(backend, BackendError(f"out of memory while plotting; {out} is complete"))
     if as_json:

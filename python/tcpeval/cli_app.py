@@ -1,4 +1,5 @@
-"""The typer app every group of `tcpeval` commands is made with (cli.py, probe/cli.py).
+"""The typer app every group of `tcpeval` commands is made with (cli.py, probe/cli.py), and the
+`--format` option every command that plots takes.
 
 One difference from a plain `typer.Typer`: a flag's help shows no value type. typer 0.29 prints
 `--json <bool>`, which reads as if the flag took a value; a flag takes none.
@@ -6,10 +7,37 @@ One difference from a plain `typer.Typer`: a flag's help shows no value type. ty
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+from tcpeval import figure_formats
+
+USAGE_ERROR = 2
+
+
+def _checked_formats(text: str) -> str:
+    """Refuse a bad `--format` while parsing, before anything runs, in one line."""
+    from tcpeval.scenario.errors import ScenarioError
+
+    try:
+        figure_formats.parse_formats(text)
+    except ScenarioError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(USAGE_ERROR) from None
+    return text
+
+
+Formats = Annotated[
+    str,
+    typer.Option(
+        figure_formats.OPTION,
+        metavar="LIST",
+        callback=_checked_formats,
+        help="The figures' file formats, comma-separated: png, svg, pdf (text kept as text).",
+    ),
+]
 
 
 class _FlagsWithoutType:

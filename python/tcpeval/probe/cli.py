@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Literal, NoReturn, TypeVar
 
 import typer
 
-from tcpeval.cli_app import App
+from tcpeval.cli_app import App, Formats
+from tcpeval.figure_formats import DEFAULT as DEFAULT_FORMAT
+from tcpeval.figure_formats import parse_formats
 from tcpeval.probe.binary import probe_binary
 
 if TYPE_CHECKING:
@@ -142,7 +144,8 @@ def tcp(
         typer.Option(help="A progress line per interval on stderr: never, auto or always."),
     ] = "auto",
     sample_interval: Annotated[str, typer.Option(help="TCP_INFO sampling.")] = "10ms",
-    plots: Annotated[bool, typer.Option(help="Write cwnd and goodput PNGs.")] = True,
+    plots: Annotated[bool, typer.Option(help="Write cwnd and goodput figures.")] = True,
+    formats: Formats = DEFAULT_FORMAT,
 ) -> None:
     """Memory-to-memory TCP with every stream's TCP_INFO history, reported as iperf3 does."""
     from tcpeval.probe.driver import ProbeError
@@ -191,7 +194,7 @@ def tcp(
         form="json" if json_document else "json-stream" if json_stream else "text",
         logfile=logfile,
         progress=progress,
-        plots=plots,
+        figures=parse_formats(formats) if plots else (),
     )
     try:
         run_tcp_command(options)
@@ -210,6 +213,7 @@ def udp(
     ] = "0us..100us",
     steps: Annotated[int, typer.Option(help="Trains across a LOW..HIGH range.")] = 11,
     count: Annotated[int, typer.Option(help="Datagrams per train.")] = 1000,
+    formats: Formats = DEFAULT_FORMAT,
 ) -> None:
     """UDPmon-style trains: received rate, loss, reordering, jitter vs spacing."""
     from tcpeval.probe.driver import ProbeError, run_udp
@@ -229,7 +233,7 @@ def udp(
         report = run_udp(settings, out)
     except ProbeError as e:
         _fail(str(e))
-    write_udp_plot(report, out)
+    write_udp_plot(report, out, parse_formats(formats))
     for t in report["trains"]:
         typer.echo(
             f"spacing {t['spacing_ns'] / 1e3:8.1f} µs: received {t['received_rate_bps'] / 1e6:9.1f}"
@@ -248,6 +252,7 @@ def rr(
     count: Annotated[int, typer.Option(help="Exchanges.")] = 100,
     think: Annotated[str, typer.Option(help="Think time, e.g. 0s..1s or 500ms.")] = "0s",
     cc: Annotated[str | None, typer.Option(help="Congestion control.")] = None,
+    formats: Formats = DEFAULT_FORMAT,
 ) -> None:
     """TCPmon-style request-response: latency and the cwnd each response starts with."""
     from tcpeval.probe.driver import ProbeError, percentile_table, run_rr
@@ -268,7 +273,7 @@ def rr(
         report = run_rr(settings, out)
     except ProbeError as e:
         _fail(str(e))
-    write_rr_plot(report, out)
+    write_rr_plot(report, out, parse_formats(formats))
     table = ", ".join(f"p{p:g} {ms:.2f} ms" for p, ms in percentile_table(report))
     typer.echo(f"{len(report['exchanges'])} exchanges: {table} → {out}")
 
@@ -290,6 +295,7 @@ def disk(
         str, typer.Option(help="Block size or a list, e.g. 64KiB,1MiB,16MiB.")
     ] = "1MiB",
     direct: Annotated[bool, typer.Option(help="Also measure with O_DIRECT.")] = False,
+    formats: Formats = DEFAULT_FORMAT,
 ) -> None:
     """Sequential write (with sync) and read rates, page cache dropped or bypassed."""
     from tcpeval.probe.driver import ProbeError, run_disk
@@ -309,7 +315,7 @@ def disk(
         report = run_disk(settings, out)
     except ProbeError as e:
         _fail(str(e))
-    write_disk_plot(report, out)
+    write_disk_plot(report, out, parse_formats(formats))
     for p in report["passes"]:
         mode = "direct" if p["direct"] else "buffered"
         typer.echo(

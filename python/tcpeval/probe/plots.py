@@ -1,14 +1,20 @@
-"""Plots of the probe's own results: UDP trains and request-response exchanges."""
+"""Plots of the probe's own results: UDP trains, request-response exchanges and disk rates,
+each written in every format asked for (figure_files.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
+from tcpeval.report.figure_files import save_figure
 
-def write_udp_plot(report: dict[str, Any], directory: Path) -> Path:
+
+def write_udp_plot(
+    report: dict[str, Any], directory: Path, formats: Sequence[str] = ("png",)
+) -> list[Path]:
     """Received rate and loss against packet spacing (UDPmon's capacity plot)."""
     trains = report["trains"]
     spacing_us = [t["spacing_ns"] / 1e3 for t in trains]
@@ -30,12 +36,12 @@ def write_udp_plot(report: dict[str, Any], directory: Path) -> Path:
     )
     loss_axes.set_ylabel("loss (%)")
     rate_axes.legend(loc="upper right", fontsize="small")
-    path = directory / "udp.png"
-    figure.savefig(path, dpi=110)
-    return path
+    return save_figure(figure, directory, "udp", formats)
 
 
-def write_rr_plot(report: dict[str, Any], directory: Path) -> Path:
+def write_rr_plot(
+    report: dict[str, Any], directory: Path, formats: Sequence[str] = ("png",)
+) -> list[Path]:
     """Latency histogram, and the cwnd each response started with."""
     exchanges = report["exchanges"]
     figure = Figure(figsize=(10, 4.5), layout="constrained")
@@ -51,12 +57,12 @@ def write_rr_plot(report: dict[str, Any], directory: Path) -> Path:
     cwnd_axes.set_ylim(bottom=0)
     for axes in (hist_axes, cwnd_axes):
         axes.grid(alpha=0.3)
-    path = directory / "rr.png"
-    figure.savefig(path, dpi=110)
-    return path
+    return save_figure(figure, directory, "rr", formats)
 
 
-def write_disk_plot(report: dict[str, Any], directory: Path) -> Path:
+def write_disk_plot(
+    report: dict[str, Any], directory: Path, formats: Sequence[str] = ("png",)
+) -> list[Path]:
     """Write and read rates against block size, buffered and direct (the RAID tests' plot)."""
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
@@ -76,6 +82,4 @@ def write_disk_plot(report: dict[str, Any], directory: Path) -> Path:
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
-    path = directory / "disk.png"
-    figure.savefig(path, dpi=110)
-    return path
+    return save_figure(figure, directory, "disk", formats)

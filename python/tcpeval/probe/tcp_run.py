@@ -37,7 +37,8 @@ class TcpRunOptions(BaseModel):
     form: Form = "text"
     logfile: Path | None = None
     progress: Literal["never", "auto", "always"] = "auto"
-    plots: bool = True
+    figures: tuple[str, ...] = ("png",)
+    """The plots' file formats (figure_formats.py); none: no plots."""
 
 
 def shows_progress(options: TcpRunOptions, sink: TextIO, rows: bool) -> bool:
@@ -79,12 +80,12 @@ def _start_info(options: TcpRunOptions, settings: TcpSettings) -> dict[str, Any]
     }
 
 
-def _save(result: Result, out: Path, plots: bool) -> None:
+def _save(result: Result, out: Path, figures: tuple[str, ...]) -> None:
     from tcpeval.report.plots import write_plots
 
     result.save(out)
-    if plots and len(result.flows):
-        write_plots(result, out)
+    if figures and len(result.flows):
+        write_plots(result, out, figures)
     for warning in result.summary["backend"]["details"]["warnings"]:
         sys.stderr.write(f"warning: {warning}\n")
 
@@ -107,7 +108,7 @@ def _run(options: TcpRunOptions, settings: TcpSettings, output: TcpOutput) -> No
         result = run_tcp(settings, on_interval=lambda raw: shown(direction, raw))
         done = [(direction, result, options.out)]
     for _, result, out in done:
-        _save(result, out, options.plots)
+        _save(result, out, options.figures)
     output.end([totals(r, d, options.omit_s) for d, r, _ in done], str(options.out))
 
 

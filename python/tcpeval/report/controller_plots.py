@@ -23,7 +23,8 @@ STATE_NAMES = ("STARTUP", "DRAIN", "DOWN | v1 PROBE_BW", "CRUISE", "REFILL", "UP
 def controller_state_figures(
     flows: pd.DataFrame, *, labels: dict[object, str], name: str, until_s: float | None
 ) -> dict[str, Figure]:
-    """`{"cc_state.png": figure}` if any flow's controller reports its state, else empty."""
+    """`{"cc_state": figure}` (the file's stem) if any flow's controller reports its state,
+    else empty."""
     if "cc_state" not in flows or flows["cc_state"].isna().all():
         return {}
     rows = flows[flows["cc_state"].notna()]
@@ -38,4 +39,4 @@ def controller_state_figures(
     axes[0].set_yticks(range(len(STATE_NAMES)), STATE_NAMES, fontsize="small")
     axes[0].set_title(f"{name}: controller state")
     axes[-1].set_xlabel("time (s)")
-    return {"cc_state.png": figure}
+    return {"cc_state": figure}

@@ -1,4 +1,4 @@
-"""PNG plots of a result's time series.
+"""Plots of a result's time series, as PNG, SVG or PDF (figure_files.py).
 
 Figures are built with matplotlib's object API (no pyplot), so no display or GUI backend is
 ever involved and plotting is safe in scripts, tests and worker processes. Their margins are
@@ -8,6 +8,7 @@ before the figure is drawn, which took half of each plot's time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure, FigureBase
 
+from tcpeval.report.figure_files import save_figure
 from tcpeval.result import Result
 from tcpeval.summary import last_completion_s
 
@@ -30,9 +32,11 @@ def plain_text(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def write_plots(result: Result, directory: str | Path) -> list[Path]:
-    """Write cwnd.png, goodput.png and queue.png into `directory`, and cc_state.png for flows
-    whose controller reports its state; returns their paths."""
+def write_plots(
+    result: Result, directory: str | Path, formats: Sequence[str] = ("png",)
+) -> list[Path]:
+    """Write cwnd, goodput and queue figures into `directory`, and cc_state for flows whose
+    controller reports its state, each in every one of `formats`; returns their paths."""
     directory = Path(directory)
     name = plain_text(result.summary["scenario"]["name"])
     from tcpeval.report.controller_plots import controller_state_figures  # imports this module
@@ -43,7 +47,7 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
         for flow in result.summary["flows"]
     }
     figures = {
-        "cwnd.png": line_figure(
+        "cwnd": line_figure(
             result.flows,
             key="flow",
             column="cwnd_pkts",
@@ -52,7 +56,7 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             title=f"{name}: cwnd",
             until_s=until_s,
         ),
-        "goodput.png": line_figure(
+        "goodput": line_figure(
             result.flows,
             key="flow",
             column="goodput_mbps",
@@ -61,7 +65,7 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
             title=f"{name}: goodput per sample interval",
             until_s=until_s,
         ),
-        "queue.png": line_figure(
+        "queue": line_figure(
             result.links,
             key="link",
             column="queue_pkts",
@@ -74,11 +78,11 @@ def write_plots(result: Result, directory: str | Path) -> list[Path]:
     figures.update(
         controller_state_figures(result.flows, labels=labels, name=name, until_s=until_s)
     )
-    paths = []
-    for file_name, figure in figures.items():
-        figure.savefig(directory / file_name, dpi=110)
-        paths.append(directory / file_name)
-    return paths
+    return [
+        path
+        for stem, figure in figures.items()
+        for path in save_figure(figure, directory, stem, formats)
+    ]
 
 
 def line_figure(
