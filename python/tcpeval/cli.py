@@ -322,6 +322,14 @@ def compare(
             help="A saved result to set beside them (e.g. `tcpeval probe tcp --out`). Repeatable.",
         ),
     ] = None,
+    formats: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="LIST",
+            help="Also write the overlay figures to --out in these formats: png, svg, pdf.",
+        ),
+    ] = None,
 ) -> None:
     """Run SCENARIO on several backends and set their answers, and saved ones, side by side."""
     from tcpeval.backends.protocol import BackendError
@@ -331,13 +339,14 @@ def compare(
 
     names = [name.strip() for name in backend_names.split(",") if name.strip()]
     try:
+        figures = () if formats is None else parse_formats(formats)
         comparison = compare_backends(
             load_scenario(scenario, overrides or []),
             names,
             tolerance=tolerance,
             measured=_saved_results(measured or []),
         )
-        page = None if out is None else write_comparison(comparison, out)
+        page = None if out is None else write_comparison(comparison, out, figures)
     except (ScenarioError, FileExistsError) as error:
         _fail(error)
     except BackendError as error:
@@ -491,19 +500,29 @@ def report(
         str | None,
         typer.Option("--baseline", help="The stack verdicts compare with. Default: the suite's."),
     ] = None,
+    formats: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="LIST",
+            help="Also write every figure to DIRECTORY/figures/ in these formats: png, svg, pdf.",
+        ),
+    ] = None,
 ) -> None:
     """Write DIRECTORY/report.html: metrics per stack, verdicts and figures, in one file."""
     from tcpeval.report.dataset import ReportError
     from tcpeval.report.html import write_report
     from tcpeval.report.tables import verdicts_table
+    from tcpeval.scenario import ScenarioError
     from tcpeval.store import DamagedRuns
 
     _freeze_imports()
     try:
+        figures = () if formats is None else parse_formats(formats)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DamagedRuns)
-            written = write_report(directory, baseline)
-    except ReportError as error:
+            written = write_report(directory, baseline, figures)
+    except (ReportError, ScenarioError) as error:
         _fail(error)
     damaged = (str(w.message) for w in caught if issubclass(w.category, DamagedRuns))
     for message in dict.fromkeys(damaged):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,16 +72,17 @@ def compare_backends(
     return Comparison(scenario.name, labels, tolerance, rows, results)
 
 
-def write_comparison(comparison: Comparison, out: Path) -> Path:
-    """Each backend's result in `out/<backend>/`, `compare.json`, the overlay plots and
-    `compare.html` (self-contained); returns the page's path."""
-    from tcpeval.report.compare_page import render_comparison  # matplotlib only when writing
+def write_comparison(comparison: Comparison, out: Path, formats: Sequence[str] = ()) -> Path:
+    """Each backend's result in `out/<backend>/`, `compare.json`, `compare.html`
+    (self-contained) and the overlay figures in each of `formats`; returns the page's path."""
+    from tcpeval.report.compare_page import render_comparison, write_overlays  # matplotlib
 
     for name, result in comparison.results.items():
         result.save(out / name)
     publish_file(out / COMPARE_FILE, json.dumps(comparison.as_dict(), indent=2) + "\n")
     page = out / COMPARE_PAGE
     publish_file(page, render_comparison(comparison))
+    write_overlays(comparison, out, formats)
     return page
 
 

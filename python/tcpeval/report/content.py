@@ -1,7 +1,9 @@
 """What the report shows for each sweep: the summary table per stack, and which figures are drawn
 from which numbers, or a note saying why one is left out.
 
-Figures stay matplotlib Figures here; html.py turns them into embedded PNGs.
+Figures stay matplotlib Figures here; html.py turns them into embedded PNGs. Time series are
+also interactive charts (charts.py), drawn in the browser. Runs that mix algorithms are drawn
+with a colour per algorithm, never per mix (`by_algorithm`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from tcpeval import metrics, models
-from tcpeval.metrics import label
+from tcpeval.metrics import goodput_mbps, label
 from tcpeval.report import figures
+from tcpeval.report.charts import DASHES, Chart, Line
 from tcpeval.report.dataset import ReportData, Section, mixes_algorithms
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
 from tcpeval.scenario.traffic import DEFAULT_MSS
@@ -52,6 +56,8 @@ class Panel:
     caption: str = ""
     figure: Figure | None = None
     note: str = ""
+    charts: tuple[Chart, ...] = ()
+    """The same numbers as interactive charts, for figures of time series."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,8 @@ def section_view(section: Section, data: ReportData, verdicts: Sequence[Verdict]
         r.metric for r in data.rules if r.test in (None, section.test) and r.metric in section.frame
     ]
     drawn = list(dict.fromkeys(rule_metrics or FIGURE_METRICS))
-    drawn = [m for m in drawn if _has_values(section.frame, m)][:FIGURE_METRICS_MAX]
+    drawn = _distinct([m for m in drawn if _has_values(section.frame, m)], section.frame)
+    drawn = drawn[:FIGURE_METRICS_MAX]
     tabled = [m for m in dict.fromkeys([*rule_metrics, *TABLE_METRICS]) if m in section.frame]
     tabled = _one_per_label(tabled)
     mine = [v for v in verdicts if v.rule.test in (None, section.test)]
@@ -148,9 +155,15 @@ def share_panel(section: Section) -> Panel:
     """Each algorithm's share of its runs' goodput over the grid, one panel per algorithm (and
     stack, when several stacks mix algorithms)."""
     mixed = section.frame[section.frame["algorithm_share"].notna()]
-    several = mixed["stack"].nunique() > 1
-    per_group = mixed.assign(stack=mixed["cc"] + (" in " + mixed["stack"] if several else ""))
-    return heatmap_panel(replace(section, frame=per_group), "algorithm_share")
+    return heatmap_panel(replace(section, frame=by_algorithm(mixed)), "algorithm_share")
+
+
+def by_algorithm(frame: pd.DataFrame) -> pd.DataFrame:
+    """The flows with `stack` naming their own algorithm, `cubic`, or `cubic in STACK` when
+    several stacks are there: what a figure's colours stand for when runs mix algorithms."""
+    several = frame["stack"].nunique() > 1
+    algorithms = frame["cc"].astype(str)
+    return frame.assign(stack=algorithms + (" in " + frame["stack"] if several else ""))
 
 
 def heatmap_panel(section: Section, metric: str) -> Panel:
@@ -185,7 +198,8 @@ def box_panel(section: Section, metric: str) -> Panel:
 
 
 def time_series_panel(section: Section) -> Panel:
-    """cwnd and goodput of each stack's first repeat at the grid point with the largest BDP."""
+    """cwnd and goodput of each stack's first repeat at the grid point with the largest BDP,
+    as a figure and as interactive charts."""
     title = "time series of chosen runs"
     chosen = chosen_runs(section)
     series = []
@@ -203,7 +217,45 @@ def time_series_panel(section: Section) -> Panel:
     caption = (
         "Each stack's first repeat at the grid point with the largest bandwidth-delay product."
     )
-    return Panel(title, caption, figures.time_series(series))
+    charts = tuple(chart for run in series for chart in run_charts(run))
+    return Panel(title, caption, figures.time_series(series), charts=charts)
+
+
+def run_charts(run: figures.RunSeries) -> list[Chart]:
+    """A run's cwnd and goodput (at most the path's rate) as interactive charts: a colour per
+    flow, or per algorithm with a dash pattern per flow when the run mixes algorithms."""
+    goodput = goodput_mbps(run.flows, run.path_rates_bps)["goodput_mbps"]
+    flows = run.flows.assign(goodput_mbps=goodput)  # aligned on the flows' index
+    styles = line_styles(flows)
+    charts = []
+    for column, unit in (("cwnd_pkts", "cwnd (packets)"), ("goodput_mbps", "goodput (Mb/s)")):
+        lines = [
+            Line(
+                label=run.labels.get(flow, f"flow {flow}"),
+                colour=styles[flow][0],
+                t_s=rows["t_s"].to_numpy(float),
+                values=rows[column].to_numpy(float, na_value=np.nan),
+                dash=styles[flow][1],
+            )
+            for flow, rows in flows.groupby("flow", sort=True)
+        ]
+        charts.append(Chart(f"{run.title}: {unit}", "time (s)", unit, lines))
+    return charts
+
+
+def line_styles(flows: pd.DataFrame) -> dict[object, tuple[str, tuple[int, ...]]]:
+    """Each flow's colour and dash pattern: a colour per flow, or, when the flows mix
+    algorithms, a colour per algorithm and a dash pattern per flow of that algorithm."""
+    algorithms = flows.drop_duplicates("flow").sort_values("flow")[["flow", "cc"]]
+    mixed = algorithms["cc"].nunique() > 1
+    colour_keys = list(pd.unique(algorithms["cc"])) if mixed else list(algorithms["flow"])
+    styles = {}
+    for rank, (flow, cc) in enumerate(zip(algorithms["flow"], algorithms["cc"], strict=True)):
+        key = cc if mixed else flow
+        colour = to_hex(f"C{colour_keys.index(key) % 10}")
+        within = int((algorithms["cc"].iloc[:rank] == cc).sum()) if mixed else 0
+        styles[flow] = (colour, DASHES[within % len(DASHES)])
+    return styles
 
 
 def chosen_runs(section: Section) -> list[tuple[str, pd.Series]]:
@@ -232,6 +284,8 @@ def response_panel(section: Section) -> Panel:
             title, note="No response function: no loss axis and no congestion-event counts."
         )
     frame = section.frame.assign(p=p)
+    if mixes_algorithms(frame):  # a point per algorithm, not per mix of them
+        frame = by_algorithm(frame)
     frame = frame[(frame["p"] > 0) & (frame["goodput_mbps"] > 0)]
     span = frame["p"].max() / frame["p"].min() if len(frame) else 0.0
     if frame["p"].nunique() < RESPONSE_POINTS_MIN or span < RESPONSE_SPAN_MIN:
@@ -299,6 +353,17 @@ def path_model(section: Section, frame: pd.DataFrame) -> figures.PathModel:
             bool(flow.get("delayed_ack", True)), bool(flow.get("cc", {}).get("abc", True))
         ),
     )
+
+
+def _distinct(metrics: Sequence[str], frame: pd.DataFrame) -> list[str]:
+    """The metrics less those whose every value equals an earlier one's: with one flow per
+    algorithm, Jain's index between algorithms is Jain's index, and one figure says it."""
+    kept: list[str] = []
+    for metric in metrics:
+        values = frame[metric].to_numpy(float)
+        if not any(np.array_equal(values, frame[k].to_numpy(float), equal_nan=True) for k in kept):
+            kept.append(metric)
+    return kept
 
 
 def _one_per_label(metrics: Sequence[str]) -> list[str]:

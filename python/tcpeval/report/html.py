@@ -1,7 +1,9 @@
 """The report as one self-contained HTML file: `DIR/report.html`.
 
-Figures are PNGs embedded as base64 `data:` URIs and the CSS is inline, so the file opens
-offline and can be mailed or archived alone. The layout is templates/report.html.j2.
+Figures are PNGs embedded as base64 `data:` URIs, time series are interactive charts whose
+library is inlined too (charts.py), and the CSS is inline, so the file opens offline and can be
+mailed or archived alone. The layout is templates/report.html.j2. With `--format`, every figure
+is also written to `DIR/figures/` for papers.
 
 Drawing the PNGs is most of a report's time, so they are drawn by processes forked once the
 figures are built (`png_data_uris`): forked, they share the figures without pickling them and
@@ -14,6 +16,7 @@ import base64
 import io
 import multiprocessing
 import os
+import re
 import signal
 import threading
 from collections.abc import Sequence
@@ -26,13 +29,16 @@ from matplotlib.figure import Figure
 
 from tcpeval.layout import REPORT_FILE
 from tcpeval.metrics import label
-from tcpeval.report.content import section_view
+from tcpeval.report.charts import chart_assets, chart_json
+from tcpeval.report.content import SectionView, section_view
 from tcpeval.report.dataset import ReportData, load_report_data
+from tcpeval.report.figure_files import save_figure
 from tcpeval.report.tables import number
 from tcpeval.report.verdicts import Verdict, evaluate
 
 TEMPLATE = "report.html.j2"
 DPI = 90
+FIGURES_DIR = "figures"
 
 
 @dataclass(frozen=True)
@@ -43,8 +49,11 @@ class ReportFile:
     verdicts: list[Verdict]
 
 
-def write_report(directory: str | Path, baseline: str | None = None) -> ReportFile:
-    """Build the report of a sweep or suite directory into `DIR/report.html`.
+def write_report(
+    directory: str | Path, baseline: str | None = None, formats: Sequence[str] = ()
+) -> ReportFile:
+    """Build the report of a sweep or suite directory into `DIR/report.html`, and each figure
+    into `DIR/figures/` in each of `formats`.
 
     Raises ReportError (one line) when the directory holds nothing to report on.
     """
@@ -52,14 +61,38 @@ def write_report(directory: str | Path, baseline: str | None = None) -> ReportFi
     verdicts = evaluate(
         data.frame(), data.rules, axes=data.axes(), baseline=data.baseline, stack_column="stack"
     )
+    views = [section_view(section, data, verdicts) for section in data.sections]
     path = data.directory / REPORT_FILE
-    path.write_text(render_report(data, verdicts), encoding="utf-8")
+    path.write_text(render_report(data, verdicts, views), encoding="utf-8")
+    if formats:
+        write_figure_files(views, data.directory / FIGURES_DIR, formats)
     return ReportFile(path, verdicts)
 
 
-def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
-    """The HTML text of the report."""
-    views = [section_view(section, data, verdicts) for section in data.sections]
+def write_figure_files(
+    views: Sequence[SectionView], directory: Path, formats: Sequence[str]
+) -> list[Path]:
+    """Each drawn figure as `SECTION-PANEL.<format>` (names in lower case, dashed)."""
+    directory.mkdir(exist_ok=True)
+    paths = []
+    for view in views:
+        for panel in view.panels:
+            if panel.figure is not None:
+                stem = _file_stem(f"{view.section.name} {panel.title}")
+                paths += save_figure(panel.figure, directory, stem, formats)
+    return paths
+
+
+def _file_stem(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def render_report(
+    data: ReportData, verdicts: list[Verdict], views: Sequence[SectionView] | None = None
+) -> str:
+    """The HTML text of the report (of `views`, when they are built already)."""
+    if views is None:
+        views = [section_view(section, data, verdicts) for section in data.sections]
     drawn = [panel.figure for view in views for panel in view.panels if panel.figure is not None]
     uris = iter(png_data_uris(drawn))
     template = templates().get_template(TEMPLATE)
@@ -70,13 +103,14 @@ def render_report(data: ReportData, verdicts: list[Verdict]) -> str:
         views=views,
         figures=[[(p, None if p.figure is None else next(uris)) for p in v.panels] for v in views],
         detail=detail,
+        chart_assets=chart_assets(),
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
 
 
 def templates() -> Environment:
-    """The report's templates (templates/), HTML-escaped, with the `number` and `label`
-    filters."""
+    """The report's templates (templates/), HTML-escaped, with the `number`, `label` and
+    `chart_json` filters."""
     environment = Environment(
         loader=PackageLoader("tcpeval.report", "templates"),
         autoescape=True,
@@ -86,6 +120,7 @@ def templates() -> Environment:
     )
     environment.filters["number"] = number
     environment.filters["label"] = label
+    environment.filters["chart_json"] = chart_json
     return environment
 
 
