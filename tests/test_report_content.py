@@ -12,9 +12,11 @@ from tcpeval.report.content import (
     box_panel,
     chosen_runs,
     heatmap_panel,
+    response_panel,
     rtt_unfairness_panels,
+    section_view,
 )
-from tcpeval.report.dataset import Section
+from tcpeval.report.dataset import ReportData, Section
 from tcpeval.report.figures import log_ticks, power_text
 
 RATES = {"100Mbps": 100e6, "10Mbps": 10e6, "250Mbps": 250e6}
@@ -141,3 +143,46 @@ def test_log_axes_label_their_ticks_as_numbers_or_powers_never_as_mathtext() -> 
 
 def test_a_power_of_ten_keeps_its_leading_digit() -> None:
     assert [power_text(x) for x in (1e-5, 3e-5, 2e4, 1.0)] == ["10⁻⁵", "3×10⁻⁵", "2×10⁴", "10⁰"]
+
+
+def mixed_frame() -> pd.DataFrame:
+    """One stack, "cubic+bbr+reno": every run has one flow of each algorithm, over four loss
+    rates; each flow's goodput its own, so that the algorithms' points differ."""
+    rows = []
+    for loss in (1e-5, 1e-4, 1e-3, 1e-2):
+        for flow, (cc, goodput) in enumerate((("cubic", 30.0), ("bbr", 60.0), ("reno", 10.0))):
+            rows.append(
+                {
+                    "run_id": f"mixed-{loss}",
+                    "repeat": 0,
+                    "bottleneck.loss": loss,
+                    "stack": "cubic+bbr+reno",
+                    "id": flow,
+                    "cc": cc,
+                    "rtt_ms": 50.0,
+                    "goodput_mbps": goodput,
+                    "algorithm_share": goodput / 100,
+                    "jain_index": 0.8,
+                    "algorithms_jain": 0.8,  # one flow per algorithm: the same number
+                    "bottleneck_utilization": 0.9,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_mixed_runs_response_function_has_a_colour_per_algorithm() -> None:
+    panel = response_panel(section(mixed_frame(), ["bottleneck.loss"]))
+    assert panel.figure is not None, panel.note
+    axes = panel.figure.axes[0]
+    points = [line for line in axes.get_lines() if line.get_marker() == "o"]
+    assert [line.get_label() for line in points] == ["cubic", "bbr", "reno"]
+    assert len({line.get_color() for line in points}) == 3
+
+
+def test_a_figure_that_would_repeat_another_is_drawn_once() -> None:
+    data = section(mixed_frame(), ["bottleneck.loss"])
+    titles = [
+        p.title for p in section_view(data, ReportData(Path("/nonexistent"), [data]), []).panels
+    ]
+    repeats = [t for t in titles if "over repeats" in t]
+    assert len(repeats) == len(set(repeats)) == 2  # Jain's index and the utilisation, once each
