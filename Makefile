@@ -20,12 +20,20 @@ print("\n".join(project["dependencies"] + project["optional-dependencies"]["dev"
 endef
 export LIST_DEPENDENCIES
 
-.PHONY: demo test bench lint fmt clean
+# The charting library the HTML pages inline (python/tcpeval/report/charts.py) and the driver
+# of their browser test, from the npm registry at the versions package-lock.json pins. uPlot's
+# build is committed in the package, so that `pip install .` and a wheel need no Node; `make
+# vendor` copies it in after the lock changes, and `make test` checks the two are the same.
+UPLOT_FILES := uPlot.iife.min.js uPlot.min.css
+VENDOR := python/tcpeval/report/vendor
+
+.PHONY: demo test bench lint fmt clean vendor
 
 demo: $(VENV)/.core
 	$(BIN)/tcpeval demo examples --out out/demo
 
-test: $(VENV)/.core
+test: $(VENV)/.core node_modules/.installed
+	for file in $(UPLOT_FILES); do cmp node_modules/uplot/dist/$$file $(VENDOR)/$$file; done
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo test --workspace
@@ -35,6 +43,7 @@ test: $(VENV)/.core
 
 bench: $(VENV)/.core
 	$(BIN)/python bench/bench_sim.py
+	$(BIN)/python bench/bench_plots.py
 
 lint: $(VENV)/requirements.txt
 	$(BIN)/ruff check
@@ -46,7 +55,17 @@ fmt: $(VENV)/requirements.txt
 	$(BIN)/ruff format
 
 clean:
-	rm -rf $(VENV) target out
+	rm -rf $(VENV) target out node_modules
+
+vendor: node_modules/.installed
+	cp $(addprefix node_modules/uplot/dist/,$(UPLOT_FILES)) $(VENDOR)/
+	cp node_modules/uplot/LICENSE $(VENDOR)/uPlot.LICENSE
+
+# --ignore-scripts: no package runs code at install (playwright-core would fetch no browser
+# anyway; the test uses Debian's /usr/bin/chromium).
+node_modules/.installed: package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
 
 # The virtualenv with every Python dependency; the file is written only once pip succeeded.
 $(VENV)/requirements.txt: pyproject.toml
