@@ -17,8 +17,9 @@ from helpers import SMALL_TOML, ModelUnderAnotherName, small_scenario
 from tcpeval import backends
 from tcpeval.cli import app
 from tcpeval.compare import compare_backends
-from tcpeval.report.compare_page import overlay
+from tcpeval.report.compare_page import overlay, overlay_chart
 from tcpeval.report.dataset import ReportError
+from tcpeval.report.plots import LEGEND_MAX_LINES
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario, ScenarioError, load_scenario, parse_scenario
 from tcpeval.suites.runner import run_suite
@@ -266,10 +267,8 @@ def test_a_comparison_of_many_flows_shows_the_first_and_names_each_backends_line
     figure = overlay(comparison, "cwnd_pkts")
     axes = figure.axes[0]
     assert [len(collection.get_paths()) for collection in axes.collections] == [60, 60]
-    assert [text.get_text() for text in axes.get_legend().get_texts()] == [
-        "model flows",
-        "sim flows",
-    ]
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == ["model", "sim"]
+    assert len(overlay_chart(comparison, "cwnd_pkts").lines) == 2 * LEGEND_MAX_LINES
     drawn, (width, height) = figure.get_tightbbox(), figure.get_size_inches()
     assert drawn.x0 >= 0  # fixed margins hold every label
     assert drawn.y0 >= 0

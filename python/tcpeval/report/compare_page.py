@@ -26,7 +26,7 @@ from tcpeval.compare import Comparison
 from tcpeval.report.charts import DASHES, Chart, Line, chart_assets, chart_json
 from tcpeval.report.figure_files import save_figure
 from tcpeval.report.html import png_data_uri, templates
-from tcpeval.report.plots import LEGEND_MAX_LINES, fixed_margins, plain_text
+from tcpeval.report.plots import LEGEND_MAX_LINES, fixed_margins, line_collection, plain_text
 from tcpeval.result import GOODPUT_COLUMN, Result
 
 TEMPLATE = "compare.html.j2"
@@ -91,10 +91,17 @@ def backend_colour(index: int) -> str:
 
 
 def overlay_chart(comparison: Comparison, column: str) -> Chart:
-    """The interactive overlay: a colour per backend, a dash pattern per flow."""
+    """The interactive overlay: a colour per backend, a dash pattern per flow; of a backend's
+    many flows, the first `LEGEND_MAX_LINES` (a line each is a legend entry and a column of
+    the page's data)."""
     lines = []
+    title = plain_text(comparison.scenario)
     for index, (backend, result) in enumerate(comparison.results.items()):
-        for flow, rows in aligned_flows(result).groupby("flow", sort=True):
+        flows = aligned_flows(result)
+        shown = sorted(pd.unique(flows["flow"]))[:LEGEND_MAX_LINES]
+        if len(shown) < flows["flow"].nunique():
+            title += f"; {backend}: the first {len(shown)} of {flows['flow'].nunique()} flows"
+        for flow, rows in flows[flows["flow"].isin(shown)].groupby("flow", sort=True):
             lines.append(
                 Line(
                     f"{backend} flow {flow}",
@@ -104,18 +111,25 @@ def overlay_chart(comparison: Comparison, column: str) -> Chart:
                     DASHES[int(flow) % len(DASHES)],
                 )
             )
-    return Chart(plain_text(comparison.scenario), TIME_LABEL, SERIES[column], lines)
+    return Chart(title, TIME_LABEL, SERIES[column], lines)
 
 
 def overlay(comparison: Comparison, column: str) -> Figure:
     """The static overlay: a colour per backend, a line style per flow; the legend names the
-    backends, and the flows' styles when there are few enough to name."""
+    backends, and the flows' styles when there are few enough to name. A backend's many flows
+    are one collection, solid."""
     figure = Figure(figsize=(9, 4.5))
     fixed_margins(figure)
     axes = figure.add_subplot()
     flow_ids: set[int] = set()
     for index, result in enumerate(comparison.results.values()):
-        for flow, rows in aligned_flows(result).groupby("flow", sort=True):
+        flows = aligned_flows(result)
+        if flows["flow"].nunique() > LEGEND_MAX_LINES:
+            colour = backend_colour(index)
+            axes.add_collection(line_collection(flows, "flow", column, colour=colour))
+            axes.autoscale_view()
+            continue
+        for flow, rows in flows.groupby("flow", sort=True):
             flow_ids.add(int(flow))
             axes.plot(
                 rows["t_s"],

@@ -22,6 +22,7 @@ from tcpeval.metrics import goodput_mbps, label
 from tcpeval.report import figures
 from tcpeval.report.charts import DASHES, Chart, Line
 from tcpeval.report.dataset import ReportData, Section, mixes_algorithms
+from tcpeval.report.plots import LEGEND_MAX_LINES
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
 from tcpeval.scenario.traffic import DEFAULT_MSS
 from tcpeval.store import numeric_companion
@@ -223,9 +224,15 @@ def time_series_panel(section: Section) -> Panel:
 
 def run_charts(run: figures.RunSeries) -> list[Chart]:
     """A run's cwnd and goodput (at most the path's rate) as interactive charts: a colour per
-    flow, or per algorithm with a dash pattern per flow when the run mixes algorithms."""
+    flow, or per algorithm with a dash pattern per flow when the run mixes algorithms; of many
+    flows, the first `LEGEND_MAX_LINES` (a line each is a legend entry and a column of data)."""
     goodput = goodput_mbps(run.flows, run.path_rates_bps)["goodput_mbps"]
     flows = run.flows.assign(goodput_mbps=goodput)  # aligned on the flows' index
+    shown = sorted(pd.unique(flows["flow"]))[:LEGEND_MAX_LINES]
+    title = run.title
+    if len(shown) < flows["flow"].nunique():
+        title += f" (the first {len(shown)} of {flows['flow'].nunique()} flows)"
+    flows = flows[flows["flow"].isin(shown)]
     styles = line_styles(flows)
     charts = []
     for column, unit in (("cwnd_pkts", "cwnd (packets)"), ("goodput_mbps", "goodput (Mb/s)")):
@@ -239,7 +246,7 @@ def run_charts(run: figures.RunSeries) -> list[Chart]:
             )
             for flow, rows in flows.groupby("flow", sort=True)
         ]
-        charts.append(Chart(f"{run.title}: {unit}", "time (s)", unit, lines))
+        charts.append(Chart(f"{title}: {unit}", "time (s)", unit, lines))
     return charts
 
 

@@ -133,17 +133,18 @@ def draw_lines(
 
 
 def line_collection(
-    series: pd.DataFrame, key: str, column: str, linestyle: str = "-"
+    series: pd.DataFrame, key: str, column: str, linestyle: str = "-", colour: str | None = None
 ) -> LineCollection:
     """The lines of every value of `key`, in its order, coloured in turn as `plot` would colour
-    them, as one artist: matplotlib's work per line made 10,000 flows' plots take 20 s."""
+    them (or all in `colour`), as one artist: matplotlib's work per line made 10,000 flows'
+    plots take 20 s."""
     rows = series.sort_values(key, kind="stable")  # each line keeps its rows' order, as groupby
     keys = rows[key].to_numpy()
     points = np.column_stack(
         [rows["t_s"].to_numpy(float), rows[column].to_numpy(float, na_value=np.nan)]
     )
     lines = np.split(points, np.flatnonzero(keys[1:] != keys[:-1]) + 1)
-    cycle = rcParams["axes.prop_cycle"].by_key()["color"]
+    cycle = [colour] if colour else rcParams["axes.prop_cycle"].by_key()["color"]
     colors = [cycle[i % len(cycle)] for i in range(len(lines))]
     return LineCollection(lines, colors=colors, linewidths=1, linestyles=linestyle)
 
