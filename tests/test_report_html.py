@@ -273,3 +273,18 @@ def test_a_mixed_cubic_reno_grid_keeps_run_level_figures_whole_and_gives_each_al
     html, _ = parsed(write_report(directory).path)
     assert "Per algorithm" in html
     assert "mixed: algorithm&#39;s share of the goodput over the grid" in html
+
+
+def test_the_time_series_are_charts_and_every_figure_can_be_written_for_a_paper(
+    suite_dir: Path, tmp_path: Path
+) -> None:
+    html, page = parsed(write_report(suite_dir, formats=("svg",)).path)
+    # Each of the two sweeps: cwnd and goodput of each stack's chosen run, two stacks each.
+    assert html.count('<div class="chart"><script type="application/json">') == 2 * 2 * 2
+    figures = sorted((suite_dir / "figures").iterdir())
+    assert len(figures) == len(page.images)  # every figure of the page, once
+    assert all(path.suffix == ".svg" for path in figures)
+    assert (suite_dir / "figures" / "fair-time-series-of-chosen-runs.svg").is_file()
+    failed = CliRunner().invoke(app, ["report", str(suite_dir), "--format", "tiff"])
+    assert failed.exit_code == 2
+    assert failed.output.startswith("error: --format: 'tiff' has unknown format 'tiff'")
