@@ -35,7 +35,6 @@ count = 3
 SAMPLE_INTERVAL = 'sample_interval = "{}"\n'
 
 
-
 def wall_seconds(scenario: Path, out: Path, extra: list[str]) -> float:
     """One `tcpeval sim` as a new process, timed from outside."""
     command = [sys.executable, "-m", "tcpeval", "sim", str(scenario), "--out", str(out), *extra]
