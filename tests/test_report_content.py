@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpeval.report.charts import line_styles
 from tcpeval.report.content import (
     axis_order,
     box_panel,
@@ -186,3 +187,12 @@ def test_a_figure_that_would_repeat_another_is_drawn_once() -> None:
     ]
     repeats = [t for t in titles if "over repeats" in t]
     assert len(repeats) == len(set(repeats)) == 2  # Jain's index and the utilisation, once each
+
+
+def test_a_mixed_run_has_a_colour_per_algorithm_and_a_dash_per_flow_of_one() -> None:
+    flows = pd.DataFrame({"flow": [2, 0, 1, 0], "cc": ["cubic", "cubic", "reno", "cubic"]})
+    styles = line_styles(flows)
+    assert styles[0][0] == styles[2][0] != styles[1][0]
+    assert styles[0][1] != styles[2][1]  # two CUBIC flows, told apart by their dashes
+    alone = line_styles(flows.assign(cc="cubic"))
+    assert len({colour for colour, _ in alone.values()}) == 3

@@ -22,7 +22,9 @@ from importlib.resources import files
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from markupsafe import Markup
+from matplotlib.colors import to_hex
 
 from tcpeval.report.decimate import OVERVIEW_BUCKETS, min_max_indexes
 
@@ -78,6 +80,20 @@ def chart_json(chart: Chart) -> Markup:
     }
     text = json.dumps(body, separators=(",", ":"), allow_nan=False)
     return Markup(text.replace("</", "<\\/"))  # JSON, its `</` escaped
+
+
+def line_styles(flows: pd.DataFrame) -> dict[object, tuple[str, tuple[int, ...]]]:
+    """Each flow's colour and dash pattern: a colour per flow, or, when the flows mix
+    algorithms (their `cc`), a colour per algorithm and a dash pattern per flow of it."""
+    firsts = flows.drop_duplicates("flow").sort_values("flow")
+    mixed = "cc" in firsts and firsts["cc"].nunique() > 1
+    keys = firsts["cc"] if mixed else firsts["flow"]
+    colour_index = {key: i for i, key in enumerate(pd.unique(keys))}
+    within = firsts.groupby("cc").cumcount() if mixed else pd.Series(0, index=firsts.index)
+    return {
+        flow: (to_hex(f"C{colour_index[key] % 10}"), DASHES[rank % len(DASHES)])
+        for flow, key, rank in zip(firsts["flow"], keys, within, strict=True)
+    }
 
 
 def _as_sorted(t_s: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 from tcpeval import metrics, models
 from tcpeval.metrics import goodput_mbps, label
 from tcpeval.report import figures
-from tcpeval.report.charts import DASHES, Chart, Line
+from tcpeval.report.charts import Chart, Line, line_styles
 from tcpeval.report.dataset import ReportData, Section, mixes_algorithms
 from tcpeval.report.plots import LEGEND_MAX_LINES
 from tcpeval.report.verdicts import Verdict, format_where, point_values, run_values
@@ -248,21 +247,6 @@ def run_charts(run: figures.RunSeries) -> list[Chart]:
         ]
         charts.append(Chart(f"{title}: {unit}", "time (s)", unit, lines))
     return charts
-
-
-def line_styles(flows: pd.DataFrame) -> dict[object, tuple[str, tuple[int, ...]]]:
-    """Each flow's colour and dash pattern: a colour per flow, or, when the flows mix
-    algorithms, a colour per algorithm and a dash pattern per flow of that algorithm."""
-    algorithms = flows.drop_duplicates("flow").sort_values("flow")[["flow", "cc"]]
-    mixed = algorithms["cc"].nunique() > 1
-    colour_keys = list(pd.unique(algorithms["cc"])) if mixed else list(algorithms["flow"])
-    styles = {}
-    for rank, (flow, cc) in enumerate(zip(algorithms["flow"], algorithms["cc"], strict=True)):
-        key = cc if mixed else flow
-        colour = to_hex(f"C{colour_keys.index(key) % 10}")
-        within = int((algorithms["cc"].iloc[:rank] == cc).sum()) if mixed else 0
-        styles[flow] = (colour, DASHES[within % len(DASHES)])
-    return styles
 
 
 def chosen_runs(section: Section) -> list[tuple[str, pd.Series]]:

@@ -26,6 +26,7 @@ from matplotlib.ticker import LogFormatter
 
 from tcpeval import models
 from tcpeval.metrics import goodput_mbps, label
+from tcpeval.report.charts import line_styles
 from tcpeval.report.plots import draw_lines, fixed_margins
 from tcpeval.report.tables import number
 from tcpeval.report.verdicts import format_axis_value, format_where
@@ -128,12 +129,14 @@ class RunSeries:
 
 
 def time_series(runs: Sequence[RunSeries]) -> Figure:
-    """One row per run: cwnd and goodput (at most the path's rate, metrics.goodput_mbps)."""
+    """One row per run: cwnd and goodput (at most the path's rate, metrics.goodput_mbps); a
+    colour per flow, or per algorithm when a run mixes them (charts.line_styles)."""
     figure = Figure(figsize=(12, 3.1 * len(runs)))
     for run, row in zip(runs, figure.subfigures(len(runs), 1, squeeze=False)[:, 0], strict=True):
         fixed_margins(row, top=0.4, wspace=0.2)
         cwnd_axes, goodput_axes = row.subplots(1, 2)
-        lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s}
+        styles = line_styles(run.flows)
+        lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s, "styles": styles}
         draw_lines(cwnd_axes, run.flows, column="cwnd_pkts", **lines)
         goodput = goodput_mbps(run.flows, run.path_rates_bps)
         draw_lines(goodput_axes, goodput, column="goodput_mbps", **lines)

@@ -8,7 +8,7 @@ before the figure is drawn, which took half of each plot's time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -112,16 +112,23 @@ def draw_lines(
     column: str,
     labels: dict[object, str],
     until_s: float | None = None,
+    styles: Mapping[object, tuple[str, tuple[int, ...]]] | None = None,
 ) -> None:
     """One line per value of `key`, `column` against time, from zero, with a legend if short;
-    up to `until_s` (when every transfer has finished) rather than the end of the run."""
+    up to `until_s` (when every transfer has finished) rather than the end of the run. `styles`
+    gives a value's colour and dash pattern (charts.line_styles); else colours come in turn."""
     groups = series.groupby(key, sort=True)
     if groups.ngroups > LEGEND_MAX_LINES:
         axes.add_collection(line_collection(series, key, column))
         axes.autoscale_view()
     else:
         for value, rows in groups:
-            axes.plot(rows["t_s"], rows[column], linewidth=1, label=labels.get(value, str(value)))
+            style = {}
+            if styles is not None:
+                colour, dash = styles[value]
+                style = {"color": colour, "linestyle": (0, dash) if dash else "-"}
+            label = labels.get(value, str(value))
+            axes.plot(rows["t_s"], rows[column], linewidth=1, label=label, **style)
     axes.set_xlim(left=0)
     if until_s is not None:
         axes.set_xlim(right=until_s * (1 + X_MARGIN))
