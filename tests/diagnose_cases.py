@@ -94,7 +94,8 @@ def run_case(case: Case, out: Path) -> Diagnosis:
             group = stack.enter_context(read_capped_cgroup(disk_dir, case.client_read_bytes_per_s))
             # Joined before entering the namespace: `ip netns exec` hides /sys/fs/cgroup.
             wrapper = (*_join(group), *wrapper)
-        return diagnose(Target(address, str(secret), wrapper), out, DURATION_S, 4, disk_dir)
+        target = Target(address, str(secret), wrapper)
+        return diagnose(target, out, DURATION_S, 4, disk_dir, formats=("svg",))
 
 
 def _sysctls(ns: str, values: dict[str, str]) -> None:

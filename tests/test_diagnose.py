@@ -15,6 +15,8 @@ def test_diagnose_names_the_induced_limit(limit: str, tmp_path: Path) -> None:
     diagnosis = run_case(CASES[limit], tmp_path)
     assert diagnosis.verdict.limit == limit, diagnosis.verdict.model_dump()
     assert (tmp_path / "diagnosis.html").stat().st_size > 10_000
+    written = sorted(p.name for p in tmp_path.glob("*.svg"))  # run_case asks for SVG
+    assert written == ["cpu.svg", "limited.svg", "throughput.svg", "windows.svg"]
     if limit == "path_loss":
         # Mathis is drawn at the measured loss and RTT, and the simulator ranks stacks.
         assert diagnosis.evidence.single.mathis_bps is not None

@@ -26,11 +26,26 @@ def diagnose_command(
         Path | None, typer.Option(help="A directory whose disk rates are measured too.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
+    formats: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="LIST",
+            help="Also write the page's figures to --out in these formats: png, svg, pdf.",
+        ),
+    ] = None,
 ) -> None:
     """Where is my throughput? UDP capacity and loss, TCP with 1 and N streams, both ends'
     CPUs and the disk: the limit that binds, and what lifts it."""
     from tcpeval.diagnose import Target, diagnose
+    from tcpeval.figure_formats import parse_formats
     from tcpeval.probe.driver import ProbeError
+    from tcpeval.scenario import ScenarioError
+
+    try:
+        figures = () if formats is None else parse_formats(formats)
+    except ScenarioError as e:
+        _fail(str(e))
 
     seconds = _duration_s(duration)
     if not 2 <= streams <= MAX_STREAMS:
@@ -39,7 +54,7 @@ def diagnose_command(
         _fail(f"path: '{path}' is not a directory")
     target = Target(server=_server(host, DEFAULT_PORT), secret_file=str(secret_file))
     try:
-        diagnosis = diagnose(target, out, seconds, streams, path)
+        diagnosis = diagnose(target, out, seconds, streams, path, figures)
     except (ProbeError, FileExistsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:

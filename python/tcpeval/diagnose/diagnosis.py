@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from tcpeval.diagnose.evidence import Evidence, gather
 from tcpeval.diagnose.measure import Target, measure
-from tcpeval.diagnose.page import render
+from tcpeval.diagnose.page import diagnosis_figures, render, write_figures
 from tcpeval.diagnose.predict import stack_goodputs
 from tcpeval.diagnose.verdict import Verdict, decide
 
@@ -27,10 +28,16 @@ class Diagnosis(BaseModel):
 
 
 def diagnose(
-    target: Target, out: Path, duration_s: float = 20.0, streams: int = 4, path: Path | None = None
+    target: Target,
+    out: Path,
+    duration_s: float = 20.0,
+    streams: int = 4,
+    path: Path | None = None,
+    formats: Sequence[str] = (),
 ) -> Diagnosis:
     """Runs every measurement against `target`; writes `out/summary.json`,
-    `out/diagnosis.html` and each TCP test's result directory."""
+    `out/diagnosis.html`, each TCP test's result directory and the page's figures in each of
+    `formats`."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     runs = measure(target, duration_s, streams, path, out)
@@ -53,5 +60,7 @@ def diagnose(
         wall_seconds=time.monotonic() - started,
     )
     (out / "summary.json").write_text(json.dumps(diagnosis.model_dump(), indent=2))
-    (out / "diagnosis.html").write_text(render(target.server, verdict, evidence, runs))
+    figures = diagnosis_figures(runs, evidence)
+    (out / "diagnosis.html").write_text(render(target.server, verdict, evidence, runs, figures))
+    write_figures(figures, out, formats)
     return diagnosis

@@ -1,9 +1,11 @@
 """`diagnosis.html`: the verdict, the evidence and the histories it was read from, as one
-self-contained page (figures embedded)."""
+self-contained page (figures embedded); the figures also as files, in the formats asked for."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -12,6 +14,7 @@ from matplotlib.figure import Figure
 from tcpeval.diagnose.evidence import Evidence
 from tcpeval.diagnose.measure import Runs
 from tcpeval.diagnose.verdict import Verdict
+from tcpeval.report.figure_files import save_figure
 from tcpeval.report.html import png_data_uri, templates
 
 TEMPLATE = "diagnosis.html.j2"
@@ -19,17 +22,43 @@ TEMPLATE = "diagnosis.html.j2"
 BIN_S = 0.25
 
 
-def render(host: str, verdict: Verdict, evidence: Evidence, runs: Runs) -> str:
-    figures = {
-        "throughput against time, with Mathis at the measured loss and RTT": throughput(
-            runs, evidence
+Figures = dict[str, tuple[str, Figure]]
+"""The page's figures: file stem → (caption, figure)."""
+
+
+def diagnosis_figures(runs: Runs, evidence: Evidence) -> Figures:
+    return {
+        "throughput": (
+            "throughput against time, with Mathis at the measured loss and RTT",
+            throughput(runs, evidence),
         ),
-        "one stream's cwnd and the window its receiver advertised, as the sender saw it and "
-        "as the receiver's own TCP_INFO says": windows(runs),
-        "share of each sample interval the sender was held by the receiver's window and by "
-        "its send buffer (one stream)": limited_shares(runs),
-        "CPU: each end's busiest thread and its cgroup throttling (the faster test)": cpu(runs),
+        "windows": (
+            "one stream's cwnd and the window its receiver advertised, as the sender saw it "
+            "and as the receiver's own TCP_INFO says",
+            windows(runs),
+        ),
+        "limited": (
+            "share of each sample interval the sender was held by the receiver's window and "
+            "by its send buffer (one stream)",
+            limited_shares(runs),
+        ),
+        "cpu": (
+            "CPU: each end's busiest thread and its cgroup throttling (the faster test)",
+            cpu(runs),
+        ),
     }
+
+
+def write_figures(figures: Figures, directory: Path, formats: Sequence[str]) -> list[Path]:
+    """Each figure as `directory/<stem>.<format>`, for each of `formats`."""
+    return [
+        path
+        for stem, (_, figure) in figures.items()
+        for path in save_figure(figure, directory, stem, formats)
+    ]
+
+
+def render(host: str, verdict: Verdict, evidence: Evidence, runs: Runs, figures: Figures) -> str:
     return (
         templates()
         .get_template(TEMPLATE)
@@ -38,7 +67,7 @@ def render(host: str, verdict: Verdict, evidence: Evidence, runs: Runs) -> str:
             verdict=verdict,
             evidence=evidence,
             steps=runs.step_seconds,
-            figures={caption: png_data_uri(figure) for caption, figure in figures.items()},
+            figures={caption: png_data_uri(figure) for caption, figure in figures.values()},
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         )
     )
