@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import pandas as pd
 from matplotlib.colors import to_hex
@@ -30,7 +30,8 @@ from tcpeval.report.plots import LEGEND_MAX_LINES, fixed_margins, line_collectio
 from tcpeval.result import GOODPUT_COLUMN, Result
 
 TEMPLATE = "compare.html.j2"
-LINE_STYLES = ("-", "--", ":", "-.")
+LineStyle = Literal["-", "--", ":", "-."]
+LINE_STYLES: tuple[LineStyle, ...] = ("-", "--", ":", "-.")
 TIME_LABEL = "time since the backend's first byte (s)"
 SERIES = {GOODPUT_COLUMN: "goodput per sample interval (Mb/s)", "cwnd_pkts": "cwnd (packets)"}
 """The columns overlaid, with their axis labels."""
@@ -108,7 +109,7 @@ def overlay_chart(comparison: Comparison, column: str) -> Chart:
                     backend_colour(index),
                     rows["t_s"].to_numpy(float),
                     rows[column].to_numpy(float, na_value=float("nan")),
-                    DASHES[int(flow) % len(DASHES)],
+                    DASHES[cast(int, flow) % len(DASHES)],
                 )
             )
     return Chart(title, TIME_LABEL, SERIES[column], lines)
@@ -130,11 +131,11 @@ def overlay(comparison: Comparison, column: str) -> Figure:
             axes.autoscale_view()
             continue
         for flow, rows in flows.groupby("flow", sort=True):
-            flow_ids.add(int(flow))
+            flow_ids.add(cast(int, flow))
             axes.plot(
                 rows["t_s"],
                 rows[column],
-                linestyle=_style(int(flow)),
+                linestyle=_style(cast(int, flow)),
                 color=backend_colour(index),
                 linewidth=1,
             )
@@ -155,5 +156,5 @@ def overlay(comparison: Comparison, column: str) -> Figure:
     return figure
 
 
-def _style(flow: int) -> str:
+def _style(flow: int) -> LineStyle:
     return LINE_STYLES[flow % len(LINE_STYLES)]

@@ -8,10 +8,6 @@ from pathlib import Path
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-PAPER_STYLE = {
-    "svg.fonttype": "none",  # text stays <text>, not paths
-    "pdf.fonttype": 42,  # TrueType fonts embedded whole, not Type 3
-}
 PNG_DPI = 110
 
 
@@ -20,7 +16,8 @@ def save_figure(
 ) -> list[Path]:
     """Write `figure` as `directory/stem.<format>` for each format; returns the paths."""
     paths = []
-    with rc_context(PAPER_STYLE):
+    # SVG text stays <text>, not paths; PDF fonts are embedded as TrueType (42), not Type 3.
+    with rc_context({"svg.fonttype": "none", "pdf.fonttype": 42}):
         for name in formats:
             path = directory / f"{stem}.{name}"
             figure.savefig(path, format=name, dpi=dpi)

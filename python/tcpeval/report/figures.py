@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,7 +137,12 @@ def time_series(runs: Sequence[RunSeries]) -> Figure:
         fixed_margins(row, top=0.4, wspace=0.2)
         cwnd_axes, goodput_axes = row.subplots(1, 2)
         styles = line_styles(run.flows)
-        lines = {"key": "flow", "labels": run.labels, "until_s": run.until_s, "styles": styles}
+        lines: dict[str, Any] = {
+            "key": "flow",
+            "labels": run.labels,
+            "until_s": run.until_s,
+            "styles": styles,
+        }
         draw_lines(cwnd_axes, run.flows, column="cwnd_pkts", **lines)
         goodput = goodput_mbps(run.flows, run.path_rates_bps)
         draw_lines(goodput_axes, goodput, column="goodput_mbps", **lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,7 +124,7 @@ def draw_lines(
         axes.autoscale_view()
     else:
         for value, rows in groups:
-            style = {}
+            style: dict[str, Any] = {}
             if styles is not None:
                 colour, dash = styles[value]
                 style = {"color": colour, "linestyle": (0, dash) if dash else "-"}
