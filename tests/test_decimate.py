@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpeval.report.decimate import min_max_indexes
+from tcpeval.report.decimate import line_indexes, min_max_indexes
 
 
 @settings(max_examples=200, deadline=None)
@@ -55,3 +55,13 @@ def test_nan_samples_are_left_out() -> None:
     y = np.array([1, np.nan, 3, 4, np.nan, 6, 7, 8, 9, 10.0])
     assert list(min_max_indexes(t, y, 100)) == [0, 2, 3, 5, 6, 7, 8, 9]
     assert list(min_max_indexes(t, y, 1)) == [0, 9]
+
+
+def test_a_drawn_line_keeps_its_gaps() -> None:
+    t = np.arange(10_000) * 0.01
+    y = np.sin(t)
+    y[5_000:5_010] = np.nan  # a flow that was not sampled for 0.1 s
+    kept = line_indexes(t, y, 100)
+    assert len(kept) <= 2 * 100 + 10
+    assert set(range(5_000, 5_010)) <= set(kept)
+    assert {int(np.nanargmax(y)), int(np.nanargmin(y))} <= set(kept)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-OVERVIEW_BUCKETS = 1200  # about a chart's width in pixels
+OVERVIEW_BUCKETS = 1200  # about a chart's width in pixels, and more than a PNG figure's
 
 
 def min_max_indexes(t_s: np.ndarray, values: np.ndarray, buckets: int) -> np.ndarray:
@@ -31,3 +31,10 @@ def min_max_indexes(t_s: np.ndarray, values: np.ndarray, buckets: int) -> np.nda
     first = np.flatnonzero(np.r_[True, sorted_buckets[1:] != sorted_buckets[:-1]])
     last = np.r_[first[1:], len(order)] - 1
     return finite[np.unique(np.concatenate([order[first], order[last]]))]
+
+
+def line_indexes(t_s: np.ndarray, values: np.ndarray, buckets: int) -> np.ndarray:
+    """The samples a line `buckets` pixels wide needs, in increasing order: each bucket's
+    minimum and maximum (`min_max_indexes`) and every NaN sample, which breaks the line."""
+    gaps = np.flatnonzero(np.isnan(values))
+    return np.union1d(min_max_indexes(t_s, values, buckets), gaps)

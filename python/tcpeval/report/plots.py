@@ -3,7 +3,9 @@
 Figures are built with matplotlib's object API (no pyplot), so no display or GUI backend is
 ever involved and plotting is safe in scripts, tests and worker processes. Their margins are
 fixed, in inches (`fixed_margins`): a layout engine measures every label in a pass of its own
-before the figure is drawn, which took half of each plot's time.
+before the figure is drawn, which took half of each plot's time. A long line is drawn through
+each pixel bucket's minimum and maximum only (decimate.py), which looks the same and spares
+the renderer most of the samples of a 10 ms history.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure, FigureBase
 
+from tcpeval.report.decimate import OVERVIEW_BUCKETS, line_indexes
 from tcpeval.report.figure_files import save_figure
 from tcpeval.result import Result
 from tcpeval.summary import last_completion_s
@@ -129,7 +132,9 @@ def draw_lines(
                 colour, dash = styles[value]
                 style = {"color": colour, "linestyle": (0, dash) if dash else "-"}
             label = labels.get(value, str(value))
-            axes.plot(rows["t_s"], rows[column], linewidth=1, label=label, **style)
+            t_s, values = rows["t_s"].to_numpy(float), rows[column].to_numpy(float, na_value=np.nan)
+            drawn = line_indexes(t_s, values, OVERVIEW_BUCKETS)
+            axes.plot(t_s[drawn], values[drawn], linewidth=1, label=label, **style)
     axes.set_xlim(left=0)
     if until_s is not None:
         axes.set_xlim(right=until_s * (1 + X_MARGIN))
