@@ -39,6 +39,8 @@ test: $(VENV)/.core node_modules/.installed
 	cargo test --workspace
 	$(BIN)/ruff check
 	$(BIN)/ruff format --check
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest tcpeval._core
 	$(BIN)/pytest
 
 bench: $(VENV)/.core

@@ -59,7 +59,7 @@ def load(directory: str | Path) -> pd.DataFrame | result.Result:
     as the single Result saved there."""
     path = Path(directory)
     if is_sweep(path):
-        return _load_sweep(path)
+        return load_sweep(path)
     if (path / SUITE_FILE).is_file():
         return _load_suite(path)
     if not (path / SUMMARY_FILE).is_file():
@@ -79,7 +79,8 @@ def with_measures(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     return frame.join(measures[[c for c in measures.columns if c not in frame]], on="run_id")
 
 
-def _load_sweep(path: Path) -> pd.DataFrame:
+def load_sweep(path: Path) -> pd.DataFrame:
+    """A sweep directory's runs, one row per flow per successful run (`load`'s answer for one)."""
     _warn_of_damage(path)
     return query(path, "select * from runs order by all")  # run_id, then flow id
 
@@ -87,7 +88,7 @@ def _load_sweep(path: Path) -> pd.DataFrame:
 def _load_suite(path: Path) -> pd.DataFrame:
     tests = [test["name"] for test in tomllib.loads((path / SUITE_FILE).read_text())["test"]]
     frames = [
-        with_measures(_load_sweep(path / name), path / name / MEASURES_FILE).assign(test=name)
+        with_measures(load_sweep(path / name), path / name / MEASURES_FILE).assign(test=name)
         for name in tests
         if is_sweep(path / name)
     ]

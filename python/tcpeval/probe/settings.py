@@ -18,7 +18,6 @@ class _Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     server: str = Field(description="HOST:PORT of a `tcpeval probe serve`")
-    secret_file: str = Field(description="File with the shared secret")
 
     @field_validator("server")
     @classmethod
@@ -27,6 +26,12 @@ class _Settings(BaseModel):
         if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise ValueError("must be HOST:PORT")
         return value
+
+
+class _Authenticated(_Settings):
+    """A test against a tcpeval server only, which always asks for the shared secret."""
+
+    secret_file: str = Field(description="File with the shared secret")
 
 
 class TcpSettings(_Settings):
@@ -121,7 +126,7 @@ class TcpSettings(_Settings):
         return args
 
 
-class CopySettings(_Settings):
+class CopySettings(_Authenticated):
     """A file to (or, with `get`, from) a server's root; then `tcp_duration` of memory-to-memory
     TCP with the same streams in the same direction ("0s" skips it) and both ends' disk
     rates measured with a file of `disk_size` ("0B" skips it)."""
@@ -189,7 +194,7 @@ def spacing_range(text: str, steps: int) -> list[int]:
     return values
 
 
-class UdpSettings(_Settings):
+class UdpSettings(_Authenticated):
     size: int = Field(1472, ge=28, le=65507)
     count: int = Field(1000, ge=1)
     spacing: str = "0us..100us"
@@ -216,7 +221,7 @@ class UdpSettings(_Settings):
         ]
 
 
-class RrSettings(_Settings):
+class RrSettings(_Authenticated):
     request: str = "64B"
     response: str = "1MB"
     count: int = Field(100, ge=1)

@@ -253,13 +253,12 @@ def chosen_runs(section: Section) -> list[tuple[str, pd.Series]]:
     """Per stack, the run whose rate × longest RTT is largest, the lowest repeat among equals."""
     frame = section.frame
     rate = numeric_companion(frame, RATE_AXIS)
-    rate = 1.0 if rate is None else rate
-    runs = frame.assign(bdp=rate * frame["rtt_ms"])
+    runs = frame.assign(bdp=frame["rtt_ms"] * (1.0 if rate is None else rate))
     runs = runs.groupby("run_id", sort=False).agg(
         {"bdp": "max", "repeat": "first", "stack": "first", **dict.fromkeys(section.axes, "first")}
     )
     runs = runs.reset_index().sort_values(["bdp", "repeat"], ascending=[False, True])
-    return [(stack, rows.iloc[0]) for stack, rows in runs.groupby("stack", sort=False)]
+    return [(str(stack), rows.iloc[0]) for stack, rows in runs.groupby("stack", sort=False)]
 
 
 def response_panel(section: Section) -> Panel:
@@ -394,7 +393,7 @@ def _sorted_points(runs: pd.DataFrame, frame: pd.DataFrame, axes: Sequence[str])
     """Runs ordered by grid point, each axis in increasing order (the first axis slowest)."""
     keys = {a: {v: i for i, v in enumerate(axis_order(frame, a))} for a in axes}
     return (
-        runs.sort_values(list(axes), key=lambda col: col.map(keys[col.name]), kind="stable")
+        runs.sort_values(list(axes), key=lambda col: col.map(keys[str(col.name)]), kind="stable")
         if axes
         else runs
     )

@@ -32,7 +32,7 @@ from tcpeval import metrics
 from tcpeval.layout import GRID_FILE, MEASURES_FILE, RUN_FILE, RUNS_DIR, SUITE_FILE
 from tcpeval.report.verdicts import Rule, parse_rules
 from tcpeval.scenario.window import WHOLE_RUN
-from tcpeval.store import with_measures
+from tcpeval.store import load_sweep, with_measures
 
 DEFAULT_BASELINE = "reno"
 WINDOW_COLUMN = "measure_window"  # sweep/rundir.summary_table
@@ -116,7 +116,7 @@ def load_report_data(directory: str | Path, baseline: str | None = None) -> Repo
     found = {path: _section(path, tests.get(path.name)) for path in _sweep_dirs(directory, tests)}
     sections = [section for section in found.values() if section is not None]
     if not sections:
-        voided = sum(len(_invalid_runs(tcpeval.load(path))) for path in found if _has_runs(path))
+        voided = sum(len(_invalid_runs(load_sweep(path))) for path in found if _has_runs(path))
         why = f" ({voided} runs voided by the backend's self-check)" if voided else ""
         raise ReportError(f"{directory}: has no successful runs to report on{why}")
     empty = [path.name for path, section in found.items() if section is None]

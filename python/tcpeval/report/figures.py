@@ -61,6 +61,7 @@ def heatmap(
         axes.set_xticks(range(len(order[x])), [format_axis_value(x, v) for v in order[x]])
         axes.set_yticks(range(len(order[y])), [format_axis_value(y, v) for v in order[y]])
         axes.set(xlabel=x, ylabel=y, title=stack)
+    assert image is not None  # a figure has a panel per stack, and there is a stack
     figure.colorbar(image, ax=list(panels), label=label(metric), shrink=0.9)
     return figure
 
@@ -239,6 +240,8 @@ class LogTicks(LogFormatter):
     def __call__(self, x: float, pos: int | None = None) -> str:
         if not super().__call__(x, pos):
             return ""
+        if self.axis is None:  # not on an axis yet: nothing to keep consistent with
+            return power_text(x)
         low, high = self.axis.get_view_interval()
         plain = _decade(low) in PLAIN_DECADES and _decade(high) in PLAIN_DECADES
         return f"{x:.{max(0, -_decade(x))}f}" if plain else power_text(x)

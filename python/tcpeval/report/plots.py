@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure, FigureBase
+from matplotlib.figure import Figure, SubFigure
 
 from tcpeval.report.decimate import OVERVIEW_BUCKETS, line_indexes
 from tcpeval.report.figure_files import save_figure
@@ -163,7 +163,7 @@ def line_collection(
 
 
 def fixed_margins(
-    figure: FigureBase,
+    figure: Figure | SubFigure,
     *,
     left: float = 0.9,
     bottom: float = 0.6,
@@ -183,8 +183,8 @@ def fixed_margins(
     )
 
 
-def _size_inches(subfigure: FigureBase) -> tuple[float, float]:
+def _size_inches(subfigure: SubFigure) -> tuple[float, float]:
     """A subfigure's size in inches: its share of its figure's."""
     box = subfigure.bbox_relative
-    width, height = subfigure.figure.get_size_inches()
+    width, height = subfigure.get_figure(root=True).get_size_inches()
     return width * box.width, height * box.height

@@ -237,7 +237,7 @@ def point_values(
     return points.reset_index()
 
 
-def format_where(point: Mapping[str, Any], axes: Sequence[str]) -> str:
+def format_where(point: Mapping[str, Any] | pd.Series, axes: Sequence[str]) -> str:
     """A grid point as a reader says it: "250 Mb/s, 324 ms"; bare numbers get the axis name."""
     return ", ".join(format_axis_value(axis, point[axis]) for axis in axes) or "every point"
 
@@ -306,7 +306,7 @@ def _rule_rows(frame: pd.DataFrame, rule: Rule) -> list[tuple[str | None, pd.Dat
     if rule.test is not None:
         return [(rule.test, frame[frame["test"] == rule.test])]
     measured = frame[frame[rule.metric].notna()]
-    tests = [str(t) for t in pd.unique(measured["test"])] or [None]
+    tests: list[str | None] = [str(t) for t in pd.unique(measured["test"])] or [None]
     return [(test, frame[frame["test"] == test]) for test in tests]
 
 
