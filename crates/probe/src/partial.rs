@@ -12,9 +12,12 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 
 use nix::errno::Errno;
-use nix::fcntl::{self, FallocateFlags, Flock, RenameFlags};
+use nix::fcntl::{self, FallocateFlags, Flock};
 use nix::sys::statvfs;
 use nix::unistd::{self, lseek, UnlinkatFlags, Whence};
+// rustix's renameat2 is a raw system call, so it builds against musl too (the static probe);
+// nix offers it on glibc only.
+use rustix::fs::{renameat_with, RenameFlags};
 
 use crate::error::{ProbeError, Result};
 use crate::transfer::{Range, ALIGN_BYTES};
@@ -147,10 +150,10 @@ impl Partial {
         let flags = if self.at.overwrite {
             RenameFlags::empty()
         } else {
-            RenameFlags::RENAME_NOREPLACE
+            RenameFlags::NOREPLACE
         };
         let (dir, target) = (&self.at.dir, self.at.target.as_str());
-        fcntl::renameat2(dir, self.at.partial.as_str(), dir, target, flags)
+        renameat_with(dir, self.at.partial.as_str(), dir, target, flags)
             .map_err(|e| ProbeError::io(format!("renaming into {target}"), e.into()))?;
         self.fate = Fate::Committed;
         unistd::fsync(dir)
