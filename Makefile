@@ -27,12 +27,21 @@ export LIST_DEPENDENCIES
 UPLOT_FILES := uPlot.iife.min.js uPlot.min.css
 VENDOR := python/tcpeval/report/vendor
 
-.PHONY: demo test bench lint fmt clean vendor
+.PHONY: demo test bench lint fmt clean vendor dist
+
+# Where Cargo builds (CARGO_TARGET_DIR when set): `make dist` packs what `make test` built there.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+BINARIES := tcpeval-probe tcpeval-lab tcpeval-bpf
+# The static probe server for hosts without Python: musl links everything in.
+MUSL := x86_64-unknown-linux-musl
+STATIC_PROBE := tcpeval-probe-x86_64-linux-static
+# pyproject.toml's [tool.maturin] data: its scripts/ become executables on the user's PATH.
+WHEEL_DATA := build/wheel-data
 
 demo: $(VENV)/.core
 	$(BIN)/tcpeval demo examples --out out/demo
 
-test: $(VENV)/.core node_modules/.installed
+test: $(VENV)/.core node_modules/.installed dist
 	for file in $(UPLOT_FILES); do cmp node_modules/uplot/dist/$$file $(VENDOR)/$$file; done
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -42,6 +51,20 @@ test: $(VENV)/.core node_modules/.installed
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest tcpeval._core
 	$(BIN)/pytest
+
+# What a user installs (README.md, "Install"): dist/ holds the wheel, which carries the three
+# binaries, the static probe and SHA256SUMS over both. The wheel reuses the release build of
+# $(VENV)/.core (maturin build finds the extension module compiled already, and the binaries are
+# copied, not rebuilt); only the static probe is compiled here.
+dist: $(VENV)/.core
+	rm -rf dist $(WHEEL_DATA)
+	mkdir -p $(WHEEL_DATA)/scripts
+	cp $(BINARIES:%=$(TARGET_DIR)/release/%) $(WHEEL_DATA)/scripts/
+	$(BIN)/maturin build --release --quiet --out dist
+	rustup target list --installed | grep -qx $(MUSL) || rustup target add $(MUSL)
+	cargo build --release --quiet --target $(MUSL) -p tcpeval-probe
+	cp $(TARGET_DIR)/$(MUSL)/release/tcpeval-probe dist/$(STATIC_PROBE)
+	cd dist && sha256sum -- * > SHA256SUMS
 
 bench: $(VENV)/.core
 	$(BIN)/python bench/bench_sim.py
@@ -57,7 +80,7 @@ fmt: $(VENV)/requirements.txt
 	$(BIN)/ruff format
 
 clean:
-	rm -rf $(VENV) target out node_modules
+	rm -rf $(VENV) target out node_modules build dist
 
 vendor: node_modules/.installed
 	cp $(addprefix node_modules/uplot/dist/,$(UPLOT_FILES)) $(VENDOR)/
@@ -83,7 +106,7 @@ $(VENV)/requirements.txt: pyproject.toml
 $(VENV)/.core: $(VENV)/requirements.txt $(VENV)/.bpf-tools $(RUST_SOURCES) $(BPF_SOURCES)
 	$(BIN)/maturin develop --release
 	cargo build --release -p tcpeval-probe -p tcpeval-lab -p tcpeval-bpf
-	cp target/release/tcpeval-probe target/release/tcpeval-lab target/release/tcpeval-bpf $(BIN)/
+	cp $(BINARIES:%=$(TARGET_DIR)/release/%) $(BIN)/
 	touch $@
 
 # The lab's BPF congestion controls (crates/bpf) compile with clang-19 against the running

@@ -11,8 +11,13 @@ import sys
 
 from tcpeval.interrupts import INTERRUPTED
 
+# A binary missing from this installation is a usage problem, like bad input: exit code 2.
+MISSING_BINARY = 2
+
 
 def main() -> None:
+    from tcpeval.probe.binary import MissingBinaryError
+
     try:
         from tcpeval.cli import app
 
@@ -20,6 +25,10 @@ def main() -> None:
     except KeyboardInterrupt:  # before a command began (each says what it kept): no traceback
         sys.stderr.write("\ninterrupted\n")
         sys.exit(INTERRUPTED)
+    except MissingBinaryError as error:
+        # Any command that needs a binary ends here: one line saying how to get it.
+        sys.stderr.write(f"error: {error}\n")
+        sys.exit(MISSING_BINARY)
 
 
 if __name__ == "__main__":
