@@ -35,8 +35,8 @@ BINARIES := tcpeval-probe tcpeval-lab tcpeval-bpf
 # The static probe server for hosts without Python: musl links everything in.
 MUSL := x86_64-unknown-linux-musl
 STATIC_PROBE := tcpeval-probe-x86_64-linux-static
-# pyproject.toml's [tool.maturin] data: its scripts/ become executables on the user's PATH.
-WHEEL_DATA := build/wheel-data
+# maturin packs <module-name>.data/ as the wheel's data: scripts/ lands on the user's PATH.
+WHEEL_DATA := tcpeval._core.data
 
 demo: $(VENV)/.core
 	$(BIN)/tcpeval demo examples --out out/demo
@@ -60,7 +60,7 @@ dist: $(VENV)/.core
 	rm -rf dist $(WHEEL_DATA)
 	mkdir -p $(WHEEL_DATA)/scripts
 	cp $(BINARIES:%=$(TARGET_DIR)/release/%) $(WHEEL_DATA)/scripts/
-	$(BIN)/maturin build --release --quiet --out dist
+	$(BIN)/maturin build --release --quiet --interpreter $(BIN)/python --out dist
 	rustup target list --installed | grep -qx $(MUSL) || rustup target add $(MUSL)
 	cargo build --release --quiet --target $(MUSL) -p tcpeval-probe
 	cp $(TARGET_DIR)/$(MUSL)/release/tcpeval-probe dist/$(STATIC_PROBE)
@@ -80,7 +80,7 @@ fmt: $(VENV)/requirements.txt
 	$(BIN)/ruff format
 
 clean:
-	rm -rf $(VENV) target out node_modules build dist
+	rm -rf $(VENV) target out node_modules dist $(WHEEL_DATA)
 
 vendor: node_modules/.installed
 	cp $(addprefix node_modules/uplot/dist/,$(UPLOT_FILES)) $(VENDOR)/
