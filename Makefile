@@ -52,7 +52,7 @@ test: $(VENV)/.core node_modules/.installed dist
 	$(BIN)/python -m mypy.stubtest tcpeval._core
 	$(BIN)/pytest
 
-# What a user installs (README.md, "Install"): dist/ holds the wheel, which carries the three
+# What a user installs (docs/probe.md, "Installing it"): dist/ holds the wheel, which carries the three
 # binaries, the static probe and SHA256SUMS over both. The wheel reuses the release build of
 # $(VENV)/.core (maturin build finds the extension module compiled already, and the binaries are
 # copied, not rebuilt); only the static probe is compiled here.
