@@ -52,10 +52,10 @@ test: $(VENV)/.core node_modules/.installed dist
 	$(BIN)/python -m mypy.stubtest tcpeval._core
 	$(BIN)/pytest
 
-# What a user installs (docs/probe.md, "Installing it"): dist/ holds the wheel, which carries the three
-# binaries, the static probe and SHA256SUMS over both. The wheel reuses the release build of
-# $(VENV)/.core (maturin build finds the extension module compiled already, and the binaries are
-# copied, not rebuilt); only the static probe is compiled here.
+# What a user installs (docs/probe.md, "Installing it"): dist/ holds the wheel, which carries
+# the three binaries, the static probe and SHA256SUMS over both. The wheel reuses the release
+# build of $(VENV)/.core (maturin finds the extension module compiled for that interpreter,
+# and the binaries are copied, not rebuilt); only the static probe is compiled here.
 dist: $(VENV)/.core
 	rm -rf dist $(WHEEL_DATA)
 	mkdir -p $(WHEEL_DATA)/scripts
