@@ -68,7 +68,7 @@ def _installed_by_wheel(name: str) -> list[Path]:
     except importlib.metadata.PackageNotFoundError:
         return []
     files = distribution.files or []
-    return [Path(distribution.locate_file(f)).resolve() for f in files if f.name == name]
+    return [Path(str(distribution.locate_file(f))).resolve() for f in files if f.name == name]
 
 
 def _in_checkout() -> bool:
