@@ -37,10 +37,9 @@ def main(paths: list[str]) -> None:
         measured = simulate(scenario).summary["backend"]["wall_seconds"]
         field, value, _ = estimate.largest()
         name = " ".join([Path(path).stem, *sets])
-        ratio = estimate.seconds / measured if measured > 0 else float("inf")
+        ratio = estimate.total / measured if measured > 0 else float("inf")
         print(
-            f"{name:60.60s} {estimate.seconds:10.2f} {measured:10.2f} {ratio:6.2f}  "
-            f"{field} = {value}"
+            f"{name:60.60s} {estimate.total:10.2f} {measured:10.2f} {ratio:6.2f}  {field} = {value}"
         )
 
 

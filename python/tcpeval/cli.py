@@ -222,7 +222,7 @@ class Limits(NamedTuple):
 def _within_time(backend: Backend, scenario: Scenario, max_time: str | None) -> None:
     """Say a long run's estimated wall time on stderr; above --max-time refuse it, and with no
     --max-time, on a terminal, ask above DEFAULT_MAX_TIME (a script is not asked)."""
-    from tcpeval.backends.wall_time import over_time, wall_estimate
+    from tcpeval.backends.wall_time import over_time, said, wall_estimate
     from tcpeval.scenario import ScenarioError
     from tcpeval.units import parse_duration
 
@@ -231,15 +231,15 @@ def _within_time(backend: Backend, scenario: Scenario, max_time: str | None) -> 
         return
     asking = max_time is None and _on_terminal()
     limit = max_time or (DEFAULT_MAX_TIME if asking else None)
-    if estimate.seconds > ANNOUNCE_AFTER_S:
-        typer.echo(f"estimated wall time: {estimate.said()}", err=True)
+    if estimate.total > ANNOUNCE_AFTER_S:
+        typer.echo(f"estimated wall time: {said(estimate)}", err=True)
     if limit is None:
         return
     try:
         limit_s = parse_duration(limit).seconds
     except ValueError as error:
         raise ScenarioError("--max-time", limit, str(error)) from None
-    if estimate.seconds <= limit_s:
+    if estimate.total <= limit_s:
         return
     refusal = over_time(estimate, limit)
     if asking and typer.confirm(f"{refusal}. Run it anyway?", default=False, err=True):

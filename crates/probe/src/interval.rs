@@ -139,14 +139,8 @@ fn print(line: &IntervalLine) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::TcpListener;
+    use crate::test_sockets::connected_pair as pair;
     use std::time::Instant;
-
-    fn pair() -> (TcpStream, TcpStream) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        (client, listener.accept().unwrap().0)
-    }
 
     #[test]
     fn intervals_follow_each_other_and_count_only_their_own_bytes() {

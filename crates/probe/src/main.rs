@@ -34,6 +34,8 @@ mod source;
 mod stale;
 mod stop_watch;
 mod sys;
+#[cfg(test)]
+mod test_sockets;
 mod transfer;
 mod udp;
 mod verify;

@@ -79,13 +79,7 @@ impl Drop for StopWatch {
 mod tests {
     use super::*;
     use crate::proto::Message;
-    use std::net::TcpListener;
-
-    fn pair() -> (TcpStream, TcpStream) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        (client, listener.accept().unwrap().0)
-    }
+    use crate::test_sockets::connected_pair as pair;
 
     fn wait_for(flag: &AtomicBool) -> bool {
         let deadline = Instant::now() + Duration::from_secs(2);

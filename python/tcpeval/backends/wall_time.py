@@ -7,46 +7,35 @@ before a run longer than its `--max-time`, naming the key that drives the estima
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from tcpeval.backends.estimate import Estimate
 from tcpeval.scenario import Scenario, ScenarioError
 
 REAL_TIME_SETUP_S = 10.0  # a lab run's namespaces, emulator, checks and result: a few seconds
 
 
-@dataclass(frozen=True)
-class WallEstimate:
-    """The wall time a run will take, about, and the share of each key."""
-
-    seconds: float
-    by_field: dict[str, tuple[object, float]]
-    """Field → (its value as given, seconds it drives)."""
-
-    def largest(self) -> tuple[str, object, float]:
-        field, (value, seconds) = max(self.by_field.items(), key=lambda item: item[1][1])
-        return field, value, seconds
-
-    def said(self) -> str:
-        field, value, _ = self.largest()
-        return f"about {about(self.seconds)} ({field} = {value} drives it)"
+def said(estimate: Estimate) -> str:
+    """The estimate as the command line says it, with the key that drives it."""
+    field, value, _ = estimate.largest()
+    return f"about {about(estimate.total)} ({field} = {value} drives it)"
 
 
-def wall_estimate(backend: object, scenario: Scenario) -> WallEstimate | None:
+def wall_estimate(backend: object, scenario: Scenario) -> Estimate | None:
     """What `backend` will take to run `scenario`, or None when it says nothing (the models)."""
     if getattr(backend, "real_time", False):
         duration = scenario.duration
-        return WallEstimate(
+        return Estimate(
             duration.seconds + REAL_TIME_SETUP_S, {"duration": (duration.given, duration.seconds)}
         )
     estimate = getattr(backend, "estimate_wall", None)
     return None if estimate is None else estimate(scenario)
 
 
-def over_time(estimate: WallEstimate, limit_given: str) -> ScenarioError:
+def over_time(estimate: Estimate, limit_given: str) -> ScenarioError:
     """The error for a run estimated to take longer than --max-time, naming its largest key."""
     field, value, _ = estimate.largest()
     reason = (
-        f"makes the run take about {about(estimate.seconds)} of wall time here, more than "
+        f"makes the run take about {about(estimate.total)} of wall time here, more than "
         f"--max-time {limit_given}; give a larger --max-time to run it"
     )
     return ScenarioError(field, value, reason)

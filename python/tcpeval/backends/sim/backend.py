@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 
 from tcpeval import _core
+from tcpeval.backends.estimate import Estimate
 from tcpeval.backends.protocol import BackendError, Problem, refusals
 from tcpeval.backends.sim.memory import check_budget, default_budget_bytes
 from tcpeval.backends.sim.progress import simulate_watched
 from tcpeval.backends.sim.wall_estimate import estimate_wall
-from tcpeval.backends.wall_time import WallEstimate
 from tcpeval.metrics import jain_index
 from tcpeval.result import LINK_COLUMNS, SIM_LINK_COLUMNS, Result
 from tcpeval.scenario import Resolution, Scenario, ScenarioError, cc_algorithms, describe
@@ -55,7 +55,7 @@ class Simulator:
     def supports(self, scenario: Scenario) -> list[Problem]:
         return refusals(self, scenario) + self._over_budget(scenario)
 
-    def estimate_wall(self, scenario: Scenario) -> WallEstimate:
+    def estimate_wall(self, scenario: Scenario) -> Estimate:
         return estimate_wall(scenario, resolve(scenario))
 
     def run(self, scenario: Scenario) -> Result:

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import os
 import resource
-from dataclasses import dataclass
 from typing import Any
 
+from tcpeval.backends.estimate import Estimate, Tally
 from tcpeval.scenario import Resolution, Scenario, ScenarioError
 
 # Bytes, measured on runs of 10^5 flows and 10^7 samples (bench/fuzz_scenarios.py --memory).
@@ -45,19 +45,6 @@ TRANSFER_RTTS = 1000
 TRANSFER_SLACK = 10
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """The memory a run will take at most: the total and the share of each key."""
-
-    bytes: int
-    by_field: dict[str, tuple[object, int]]
-    """Field → (its value as given, bytes it drives)."""
-
-    def largest(self) -> tuple[str, object, int]:
-        field, (value, size) = max(self.by_field.items(), key=lambda item: item[1][1])
-        return field, value, size
-
-
 def default_budget_bytes() -> int:
     """Half of this machine's memory, or of the address space a `ulimit -v` allows."""
     machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -69,22 +56,19 @@ def default_budget_bytes() -> int:
 def check_budget(scenario: Scenario, resolution: Resolution, budget_bytes: int) -> None:
     """Raise ScenarioError naming the key that drives the estimate when it is above budget."""
     estimate = estimate_memory(scenario, resolution)
-    if estimate.bytes <= budget_bytes:
+    if estimate.total <= budget_bytes:
         return
     field, value, size = estimate.largest()
     reason = (
-        f"makes the run need about {_gb(estimate.bytes)} of memory ({_gb(size)} for this key), "
+        f"makes the run need about {_gb(estimate.total)} of memory ({_gb(size)} for this key), "
         f"more than the budget of {_gb(budget_bytes)} (--max-memory)"
     )
     raise ScenarioError(field, value, reason)
 
 
 def estimate_memory(scenario: Scenario, resolution: Resolution) -> Estimate:
-    parts: dict[str, tuple[object, int]] = {}
-
-    def charge(field: str, value: object, size: float) -> None:
-        parts[field] = (value, parts.get(field, (value, 0))[1] + int(size))
-
+    tally = Tally()
+    charge = tally.charge
     resolved = resolution.resolved
     _time_series(scenario, resolution, charge)
     _flow_state(resolution, charge)
@@ -96,8 +80,7 @@ def estimate_memory(scenario: Scenario, resolution: Resolution) -> Estimate:
         link = scenario.link_named(scenario.pcap)
         packets = link.rate.bps * scenario.duration.seconds / 8 / PACKET_SIZE_BYTES
         charge("pcap", scenario.pcap, packets * PCAP_RECORD_BYTES)
-    total = BASE_BYTES + sum(size for _, size in parts.values())
-    return Estimate(total, parts)
+    return tally.estimate(BASE_BYTES)
 
 
 def _time_series(scenario: Scenario, resolution: Resolution, charge: Any) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpeval.backends.wall_time import WallEstimate
+from tcpeval.backends.estimate import Estimate, Tally
 from tcpeval.scenario import Resolution, Scenario
 
 # bench/bench_sim.py delivers about 13 M packets per wall-second on one link (10 Reno flows,
@@ -27,12 +27,11 @@ FLOW_S = 20e-6  # a flow's set-up, summary and time-series rows
 DURATION_FIELD = "duration"
 
 
-def estimate_wall(scenario: Scenario, resolution: Resolution) -> WallEstimate:
-    parts: dict[str, tuple[object, float]] = {}
+def estimate_wall(scenario: Scenario, resolution: Resolution) -> Estimate:
+    tally = Tally()
 
-    def charge(key: tuple[str, object], seconds: float) -> None:
-        field, value = key
-        parts[field] = (value, parts.get(field, (value, 0.0))[1] + seconds)
+    def charge(key: Key, seconds: float) -> None:
+        tally.charge(*key, seconds)
 
     offered = _offered_bytes(scenario, resolution)
     duration_s = resolution.resolved["duration_ns"] / 1e9
@@ -48,7 +47,7 @@ def estimate_wall(scenario: Scenario, resolution: Resolution) -> WallEstimate:
             charge((f"{path}.rate", link.rate.given), seconds)
     flows = len(resolution.resolved["flows"])
     charge((DURATION_FIELD, scenario.duration.given), flows * FLOW_S)
-    return WallEstimate(sum(seconds for _, seconds in parts.values()), parts)
+    return tally.estimate()
 
 
 Key = tuple[str, object]
