@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, reno_growth, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

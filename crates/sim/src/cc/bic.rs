@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 /// The bisection divisor: each RTT closes 1/B of the distance to W_max (Linux `BICTCP_B`).
 const B: f64 = 4.0;

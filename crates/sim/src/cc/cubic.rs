@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
 use super::hystart::{HyStartPlusPlus, Phase, CSS_GROWTH_DIVISOR};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 /// Before any loss the window grows by at least this per packet acknowledged (Linux: `cnt` ≤ 20).
 const MIN_GROWTH_BEFORE_LOSS: f64 = 1.0 / 20.0;

@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, reno_growth, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, Signal};
+use super::{Algorithm, Params};
 use crate::tcp::ecn::EcnMode;
 
 /// The fraction of the window kept after a loss: RFC 8257 §3.5 makes DCTCP respond to loss as

@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, parse_params, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 use crate::time::{secs, NS_PER_MS, NS_PER_SEC};
 
 /// Δ_L, the time after a congestion event spent in low-speed mode (draft: "at least 1 second").

@@ -45,6 +45,8 @@ pub mod vegas;
 
 use std::fmt::Debug;
 
+use crate::tcp::ecn::EcnMode;
+
 /// Congestion-avoidance state of the sender (Linux `tcp_ca_state` names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaState {
@@ -202,3 +204,26 @@ pub trait CongestionControl: Debug + Send + Snapshot {
 
 /// The most numbers a controller's `state_values` gives.
 pub const MAX_STATE_VALUES: usize = 8;
+
+/// A loss-based stack: no ECN by default (Linux's `tcp_ecn = 2` never asks for it), and with
+/// classic ECN an echo treated as a loss (RFC 3168 §6.1.2), as its kernel module does.
+pub const LOSS_BASED_ECN: &[EcnMode] = &[EcnMode::Off, EcnMode::Classic];
+
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+/// Builds a controller from its parameters, or says which parameter is wrong.
+pub type Builder = fn(&Params, &Init) -> Result<Box<dyn CongestionControl>, String>;
+
+/// An algorithm's entry in the registry (`registry.rs`): written at the end of its file.
+pub struct Algorithm {
+    pub name: &'static str,
+    /// The specification it follows.
+    pub source: &'static str,
+    /// Parameters with their default values.
+    pub defaults: fn() -> serde_json::Value,
+    /// The ECN settings (`flow.ecn`) the stack can run with; the first is its default.
+    pub ecn: &'static [EcnMode],
+    /// It asks its receiver for DCTCP's per-packet echo under classic ECN (RFC 8257 §3.2).
+    pub per_packet_echo: bool,
+    pub build: Builder,
+}

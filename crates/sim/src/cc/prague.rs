@@ -46,8 +46,8 @@ use serde::{Deserialize, Serialize};
 use super::check;
 use super::common::{default_params, parse_params, reno_growth, MIN_SSTHRESH_PKTS};
 use super::dctcp::{gain, share, MarkedFraction, LOSS_BETA};
-use super::registry::{Algorithm, Params};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path, Signal};
+use super::{Algorithm, Params};
 use crate::tcp::ecn::EcnMode;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
 

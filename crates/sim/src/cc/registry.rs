@@ -6,31 +6,7 @@
 use super::{
     aimd, bbr, bbr3, bic, cubic, dctcp, fast, highspeed, htcp, prague, reno, scalable, vegas,
 };
-use super::{CongestionControl, Init};
-use crate::tcp::ecn::EcnMode;
-
-/// A loss-based stack: no ECN by default (Linux's `tcp_ecn = 2` never asks for it), and with
-/// classic ECN an echo treated as a loss (RFC 3168 §6.1.2), as its kernel module does.
-pub const LOSS_BASED_ECN: &[EcnMode] = &[EcnMode::Off, EcnMode::Classic];
-
-pub type Params = serde_json::Map<String, serde_json::Value>;
-
-/// Builds a controller from its parameters, or says which parameter is wrong.
-pub type Builder = fn(&Params, &Init) -> Result<Box<dyn CongestionControl>, String>;
-
-/// An entry of the registry: written at the end of each algorithm's file.
-pub struct Algorithm {
-    pub name: &'static str,
-    /// The specification it follows.
-    pub source: &'static str,
-    /// Parameters with their default values.
-    pub defaults: fn() -> serde_json::Value,
-    /// The ECN settings (`flow.ecn`) the stack can run with; the first is its default.
-    pub ecn: &'static [EcnMode],
-    /// It asks its receiver for DCTCP's per-packet echo under classic ECN (RFC 8257 §3.2).
-    pub per_packet_echo: bool,
-    pub build: Builder,
-}
+use super::{Algorithm, CongestionControl, Init, Params};
 
 pub const ALGORITHMS: &[Algorithm] = &[
     reno::ALGORITHM,

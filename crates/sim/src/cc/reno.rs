@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use super::aimd::{Aimd, AimdParams};
 use super::common::{default_params, parse_params};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::Init;
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::check;
 use super::common::{default_params, may_grow, parse_params, slow_start, MIN_SSTHRESH_PKTS};
-use super::registry::{Algorithm, Params, LOSS_BASED_ECN};
 use super::{Ack, CaState, CongestionControl, CongestionEvent, Init, Path};
+use super::{Algorithm, Params, LOSS_BASED_ECN};
 
 /// Linux never lets Vegas's own adjustment take cwnd below 2 packets.
 const MIN_CWND_PKTS: f64 = 2.0;

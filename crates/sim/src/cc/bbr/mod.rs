@@ -34,8 +34,8 @@ use super::ack_aggregation::AckAggregation;
 use super::check;
 use super::common::{default_params, parse_params};
 use super::max_filter::MaxFilter;
-use super::registry::{Algorithm, Params};
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, RateSample};
+use super::{Algorithm, Params};
 use crate::tcp::ecn::EcnMode;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
 

@@ -37,9 +37,9 @@ use self::state::State;
 use super::ack_aggregation::AckAggregation;
 use super::common::{default_params, parse_params};
 use super::max_filter::MaxFilter;
-use super::registry::{Algorithm, Params};
 use super::round_from_now::RoundFromNow;
 use super::{Ack, CongestionControl, CongestionEvent, Init, Path, Signal};
+use super::{Algorithm, Params};
 use crate::tcp::ecn::EcnMode;
 use crate::time::{NS_PER_MS, NS_PER_SEC};
 
