@@ -77,6 +77,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "loss": {"model": "none"},
                 "reverse_loss": {"model": "none"},
                 "policer": None,
+                "rate_changes": [],
             }
         ],
         "flows": [

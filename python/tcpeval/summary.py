@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tcpeval.scenario.conditions import parse_rate_schedule
 from tcpeval.scenario.queue import QueueCounts
-from tcpeval.units import parse_rate
 
 
 class _Open(BaseModel):
@@ -130,7 +130,7 @@ def path_rates_bps(summary: dict[str, Any]) -> dict[int, float]:
     """Each flow's path rate (its route's slowest link, bit/s) from the scenario as run; none
     where the scenario declares no links (a real path's probe)."""
     scenario = summary["scenario"]
-    rates = _link_rates_bps(scenario)
+    rates = _link_rates_bps(scenario, measure_span_s(summary))
     tables = [*scenario.get("flow", []), *scenario.get("web", []), *scenario.get("reqresp", [])]
     routes = {flow["id"]: _route(tables, flow["group"]) for flow in summary["flows"]}
     return {
@@ -140,12 +140,15 @@ def path_rates_bps(summary: dict[str, Any]) -> dict[int, float]:
     }
 
 
-def _link_rates_bps(scenario: dict[str, Any]) -> dict[str, float]:
-    """Each declared link's rate by name; `[bottleneck]` is the link named "bottleneck"."""
+def _link_rates_bps(scenario: dict[str, Any], span_s: tuple[float, float]) -> dict[str, float]:
+    """Each declared link's rate by name, averaged over the measurement window where it
+    changes; `[bottleneck]` is the link named "bottleneck"."""
     links = {link["name"]: link for link in scenario.get("link", [])}
     if scenario.get("bottleneck"):
         links["bottleneck"] = scenario["bottleneck"]
-    return {name: float(parse_rate(link["rate"]).bps) for name, link in links.items()}
+    return {
+        name: parse_rate_schedule(link["rate"]).mean_bps(*span_s) for name, link in links.items()
+    }
 
 
 def _route(tables: list[dict[str, Any]], group: int) -> list[str]:

@@ -65,6 +65,17 @@ pub struct LinkSpec {
     /// A token bucket at the link's entry, forward direction only.
     #[serde(default)]
     pub policer: Option<PolicerSpec>,
+    /// Later rates of both directions, in time order: `rate_bps` holds from 0 to the first.
+    #[serde(default)]
+    pub rate_changes: Vec<RateChange>,
+}
+
+/// From `at_ns` on, the link transmits at `rate_bps`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateChange {
+    pub at_ns: u64,
+    pub rate_bps: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -403,6 +414,13 @@ fn validate_link(i: usize, link: &LinkSpec) -> Result<(), ScenarioError> {
         link.rate_bps,
         "a packet's transmission time divides by it",
     )?;
+    for change in &link.rate_changes {
+        nonzero(
+            || field("rate"),
+            change.rate_bps,
+            "a packet's transmission time divides by it",
+        )?;
+    }
     if link.queue_pkts.is_some() == link.queue_bytes.is_some() {
         return Err(ScenarioError::new(
             field("queue"),

@@ -176,7 +176,6 @@ fn queue_sojourn((queue, h): (&'static str, &Histogram)) -> QueueSojourn {
 
 pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> LinkSummary {
     let tx_bytes = link.tx_bytes(end_ns);
-    let rate = link.rate_bps.expect("summaries are for links with a rate");
     let capacity_pkts = match link.limit() {
         Some(Limit::Packets(n)) => n,
         Some(Limit::Bytes(b)) => b / u64::from(largest_packet_bytes),
@@ -185,7 +184,7 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
     let c = &link.counters;
     LinkSummary {
         name: link.name.clone(),
-        utilization: rate_bps(tx_bytes, end_ns) / rate as f64,
+        utilization: rate_bps(tx_bytes, end_ns) / link.mean_rate_bps(end_ns),
         drops: link.drops(),
         queue_drops: c.queue_drops,
         random_drops: c.random_drops,

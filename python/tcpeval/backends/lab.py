@@ -15,7 +15,7 @@ import re
 import shutil
 from collections.abc import Mapping
 
-from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.backends.protocol import Problem, rate_changes, refusals
 from tcpeval.lab import bpf, kernel
 from tcpeval.lab.emulator import BINARY
 from tcpeval.lab.ledger import NAME_PREFIX
@@ -89,6 +89,7 @@ class Lab:
 
     def supports(self, scenario: Scenario) -> list[Problem]:
         problems = [_explained(problem) for problem in refusals(self, scenario)]
+        problems += rate_changes(scenario, "the emulator's rate is fixed for the run")
         for index, group in enumerate(scenario.flow):
             path = f"flow[{index}]"
             problems += _parameters(path, group.cc.resolved(), self.algorithm_origins())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.backends.protocol import Problem, rate_changes, refusals
 from tcpeval.lab import kernel
 from tcpeval.probe import TcpSettings, run_tcp
 from tcpeval.probe.binary import probe_binary
@@ -89,6 +89,7 @@ class Probe:
 
     def supports(self, scenario: Scenario) -> list[Problem]:
         problems = refusals(self, scenario)
+        problems += rate_changes(scenario, f"a changing rate is emulated; {EMULATED}")
         if len(scenario.flow) > 1:
             reason = "one [[flow]] group: the streams of a test share one algorithm"
             problems.append(Problem("flow[1]", None, reason))

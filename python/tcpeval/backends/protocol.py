@@ -98,6 +98,15 @@ def refusals(backend: Backend, scenario: Scenario) -> list[Problem]:
     return problems
 
 
+def rate_changes(scenario: Scenario, why: str) -> list[Problem]:
+    """A link whose rate changes during the run, for a backend that holds each rate fixed."""
+    return [
+        Problem(f"{path}.rate", link.rate.given, f"is not supported: {why}")
+        for path, _, link in scenario.links()
+        if link.rate.changes
+    ]
+
+
 def _shown(value: object) -> object:
     """A value as the error shows it: a whole table is named, not printed."""
     return None if isinstance(value, BaseModel) else getattr(value, "given", value)

@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from tcpeval.scenario.aqm import AQM_NAMES, Aqm, AqmContext, DropTail
+from tcpeval.scenario.conditions import RateScheduleField
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import (
     BufferField,
@@ -82,7 +83,12 @@ class Policer(Strict):
 class Link(Strict):
     """A link's conditions; `[bottleneck]` is one of these named "bottleneck"."""
 
-    rate: RateField = Field(description="Link rate, e.g. '250Mbps'. Required.")
+    rate: RateScheduleField = Field(
+        description="Link rate, e.g. '250Mbps', or a schedule of [time, rate] pairs from 0s, "
+        "e.g. [['0s', '1Gbps'], ['30s', '100Mbps']]: both directions change at each time, and "
+        "a packet being sent finishes at the rate it started with. Queues, thresholds and "
+        "windows in %bdp are sized at the first rate. Required."
+    )
     delay: NonNegativeTime = Field(
         default=parse_duration("0s"), description="One-way propagation delay. Default: 0s."
     )
@@ -147,6 +153,9 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
     return {
         "name": name,
         "rate_bps": link.rate.bps,
+        "rate_changes": [
+            {"at_ns": time.ns, "rate_bps": rate.bps} for time, rate in link.rate.changes
+        ],
         "delay_ns": link.delay.ns,
         "queue_pkts": queue_pkts,
         "queue_bytes": queue_bytes,

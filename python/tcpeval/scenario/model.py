@@ -176,10 +176,14 @@ class Scenario(Strict):
         if not self.links():
             raise ScenarioError("bottleneck", None, "missing (required): [bottleneck] or [[link]]")
         seen: set[str] = set()
-        for path, name, _ in self.links():
+        for path, name, link in self.links():
             if name in seen:
                 raise ScenarioError(f"{path}.name", name, "is declared twice")
             seen.add(name)
+            for index, (time, _) in enumerate(link.rate.steps):
+                if time.ns >= self.duration.ns:
+                    reason = f"is not before the end of the run (duration {self.duration.given})"
+                    raise ScenarioError(f"{path}.rate[{index}]", time.given, reason)
 
     def _check_route(self, path: str, table: TcpTraffic | Source) -> None:
         names = [name for _, name, _ in self.links()]

@@ -17,8 +17,9 @@ import numpy as np
 
 from tcpeval import metrics
 from tcpeval.result import Result
+from tcpeval.scenario.conditions import parse_rate_schedule
 from tcpeval.summary import duration_s, measure_span_s
-from tcpeval.units import parse_duration, parse_rate, parse_size
+from tcpeval.units import parse_duration, parse_size
 
 Measure = Callable[[Result], dict[str, float]]
 
@@ -214,7 +215,8 @@ def _empty_path_delay_ms(scenario: dict[str, Any], table: dict[str, Any]) -> flo
     route = table.get("route") or [next(iter(links))]
     bits = parse_size(table["packet_size"]).bytes * 8
     seconds = sum(
-        parse_duration(links[name]["delay"]).seconds + bits / parse_rate(links[name]["rate"]).bps
+        parse_duration(links[name]["delay"]).seconds
+        + bits / parse_rate_schedule(links[name]["rate"]).bps
         for name in route
     )
     return seconds * 1e3

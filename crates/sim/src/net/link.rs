@@ -12,6 +12,10 @@
 //! `Link::on_tx_done`). A discipline marks CE instead of dropping where it is asked to and the
 //! packet is ECN-capable; the link counts the marks.
 //! A link without a rate is a pure delay line (an uncongested access or ACK path).
+//!
+//! A link's rate may change at given times (`with_rate_changes`): a transmission takes the
+//! rate in force when it starts, so a packet that started before a change finishes at the old
+//! rate, and every later one goes at the new (a step is seen within one packet's time).
 
 use std::collections::VecDeque;
 
@@ -19,6 +23,7 @@ use crate::net::loss::LossModel;
 use crate::net::policer::Policer;
 use crate::net::queue::{Aqm, Arrival, ArrivalAqm, Cause, Discard, Limit, Verdict};
 use crate::packet::Packet;
+use crate::scenario::RateChange;
 use crate::time::tx_time_ns;
 use tcpeval_netem::hist::Histogram;
 use tcpeval_netem::Frame;
@@ -110,6 +115,13 @@ pub struct Link {
     /// a link carries is the size of the one before, and `perf` put a tenth of `offer` on the
     /// division.
     last_tx: (u32, u64),
+    /// The rate from time 0, and its changes in time order, `rate_changes[next_rate_change..]`
+    /// still to come; `next_rate_change_ns` is the next one's time (`u64::MAX` for none), so a
+    /// link whose rate is fixed pays one comparison a packet.
+    first_rate_bps: u64,
+    rate_changes: Vec<RateChange>,
+    next_rate_change: usize,
+    next_rate_change_ns: u64,
     pub counters: LinkCounters,
 }
 
@@ -163,8 +175,61 @@ impl Link {
             discarded: Vec::new(),
             discarded_bytes: 0,
             last_tx: (0, 0),
+            first_rate_bps: rate_bps.unwrap_or(0),
+            rate_changes: Vec::new(),
+            next_rate_change: 0,
+            next_rate_change_ns: u64::MAX,
             counters: LinkCounters::default(),
         }
+    }
+
+    /// The link with its rate changing as `changes` say (in time order).
+    pub fn with_rate_changes(mut self, changes: &[RateChange]) -> Self {
+        self.rate_changes = changes.to_vec();
+        self.next_rate_change_ns = changes.first().map_or(u64::MAX, |c| c.at_ns);
+        self
+    }
+
+    /// The rate averaged from 0 to `end_ns` (> 0): what the link could carry in that time.
+    pub fn mean_rate_bps(&self, end_ns: u64) -> f64 {
+        if self.rate_changes.is_empty() {
+            return self.first_rate_bps as f64;
+        }
+        let mut carried_bits_ns: u128 = 0;
+        let (mut from_ns, mut rate_bps) = (0, self.first_rate_bps);
+        for change in &self.rate_changes {
+            let until_ns = change.at_ns.min(end_ns);
+            carried_bits_ns += u128::from(rate_bps) * u128::from(until_ns.saturating_sub(from_ns));
+            (from_ns, rate_bps) = (until_ns.max(from_ns), change.rate_bps);
+        }
+        carried_bits_ns += u128::from(rate_bps) * u128::from(end_ns.saturating_sub(from_ns));
+        carried_bits_ns as f64 / end_ns as f64
+    }
+
+    /// The rate of a transmission starting at `start_ns`, applying the changes due by then.
+    #[inline]
+    fn rate_from(&mut self, start_ns: u64, rate_bps: u64) -> u64 {
+        if start_ns < self.next_rate_change_ns {
+            return rate_bps;
+        }
+        self.apply_rate_changes(start_ns)
+    }
+
+    #[cold]
+    fn apply_rate_changes(&mut self, start_ns: u64) -> u64 {
+        while let Some(change) = self.rate_changes.get(self.next_rate_change) {
+            if change.at_ns > start_ns {
+                break;
+            }
+            self.rate_bps = Some(change.rate_bps);
+            self.next_rate_change += 1;
+        }
+        self.next_rate_change_ns = self
+            .rate_changes
+            .get(self.next_rate_change)
+            .map_or(u64::MAX, |c| c.at_ns);
+        self.last_tx = (0, 0);
+        self.rate_bps.expect("only links with a rate change rate")
     }
 
     /// The link with `policer` at its entry, after random loss and before the queue.
@@ -211,6 +276,7 @@ impl Link {
             return self.offer_scheduled(now_ns, pkt, limit, rate_bps);
         }
         self.advance(now_ns);
+        let rate_bps = self.rate_from(self.busy_until_ns.max(now_ns), rate_bps);
         let packet_time_ns = self.tx_time_ns(pkt.size_bytes, rate_bps);
         let verdict = self.arrival_verdict(now_ns, &pkt, packet_time_ns);
         if verdict == Verdict::Drop {
@@ -250,8 +316,8 @@ impl Link {
         }
     }
 
-    /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size (the
-    /// rate never changes, so the size alone says whether the remembered time holds).
+    /// `time::tx_time_ns` at this link's rate, `rate_bps`, remembered for the last size (a
+    /// change of rate forgets it, so the size alone says whether the remembered time holds).
     fn tx_time_ns(&mut self, bytes: u32, rate_bps: u64) -> u64 {
         debug_assert_eq!(Some(rate_bps), self.rate_bps);
         if self.last_tx.0 != bytes {
@@ -350,6 +416,7 @@ impl Link {
         self.count_discarded(now_ns, first_new);
         let out = next?;
         self.counters.aqm_marks += u64::from(out.marked);
+        let rate_bps = self.rate_from(now_ns, rate_bps);
         let end_ns = now_ns + self.tx_time_ns(out.pkt.size_bytes, rate_bps);
         self.counters.backlog_ns += u128::from(end_ns - out.arrival_ns);
         self.on_tx = Some((end_ns, out.pkt));
@@ -502,6 +569,31 @@ mod tests {
         let exits: Vec<_> = (0..3).map(|_| l.pop().1).collect();
         let after = |tx_ns: u64| Some(tx_ns + 5_000);
         assert_eq!(exits, [after(12_416), after(24_416), after(36_416)]);
+    }
+
+    #[test]
+    fn a_transmission_takes_the_rate_in_force_when_it_starts() {
+        // 1 Gb/s, then 100 Mb/s from 20 µs, then 1 Gb/s from 140 µs: 1500 B take 12 µs, then
+        // 120 µs, then 12 µs again. The second packet starts at 12 µs, before the first change.
+        let changes = [
+            RateChange {
+                at_ns: 20_000,
+                rate_bps: 100_000_000,
+            },
+            RateChange {
+                at_ns: 140_000,
+                rate_bps: 1_000_000_000,
+            },
+        ];
+        let mut l = link(10).with_rate_changes(&changes);
+        for seq in 0..4 {
+            l.offer(0, Packet::data(0, seq, 1500));
+        }
+        let exits: Vec<_> = (0..3).map(|_| l.pop().1).collect();
+        let after = |tx_ns: u64| Some(tx_ns + 5_000);
+        assert_eq!(exits, [after(24_000), after(144_000), after(156_000)]);
+        // Over 200 µs: 20 µs at 1 Gb/s, 120 µs at 100 Mb/s, 60 µs at 1 Gb/s.
+        assert_eq!(l.mean_rate_bps(200_000), 460_000_000.0);
     }
 
     #[test]

@@ -103,7 +103,8 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
         limit,
         spec.aqm.build(seed ^ AQM_STREAM),
         loss.build(seed),
-    );
+    )
+    .with_rate_changes(&spec.rate_changes);
     match spec.policer {
         Some(p) if !reverse => link.with_policer(p.build()),
         _ => link,

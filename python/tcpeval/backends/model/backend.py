@@ -18,7 +18,7 @@ from tcpeval.backends.model.flows import LinkState, ModelFlow
 from tcpeval.backends.model.series import FlowPlan, Grid, flow_series, link_series
 from tcpeval.backends.model.shares import share
 from tcpeval.backends.model.stacks import REGROWTH, RESPONSE, Stack
-from tcpeval.backends.protocol import Problem, refusals
+from tcpeval.backends.protocol import Problem, rate_changes, refusals
 from tcpeval.metrics import jain_index
 from tcpeval.result import Result
 from tcpeval.scenario import Scenario, cc_algorithms, describe, resolution
@@ -61,6 +61,7 @@ class Models:
 
     def supports(self, scenario: Scenario) -> list[Problem]:
         problems = refusals(self, scenario)
+        problems += rate_changes(scenario, "the models give the steady state of one rate")
         if scenario.bottleneck is not None:
             aqm, loss = scenario.bottleneck.aqm, scenario.bottleneck.loss
             if aqm.name not in MODELLED_AQMS:
