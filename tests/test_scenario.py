@@ -106,6 +106,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "min_rto_ns": 200_000_000,
                 "drop_at_ns": [1_000_000_000, 1_500_000_000],
                 "route": ["bottleneck"],
+                "route_changes": [],
                 "reverse": False,
                 "drop_every": None,
                 "pacing_gap_ns": None,

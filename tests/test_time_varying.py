@@ -66,3 +66,49 @@ def test_backends_that_hold_the_rate_fixed_refuse_a_schedule(backend: Any) -> No
     assert [(p.field, p.value) for p in problems if p.field == "bottleneck.rate"] == [
         ("bottleneck.rate", STEP_DOWN)
     ]
+
+
+def _two_paths(**flow: object) -> dict[str, Any]:
+    """Links a (5 ms) and b (25 ms); one Reno flow of RTT 20 ms on a, 10 packets of window."""
+    return {
+        "duration": "3s",
+        "sample_interval": "10ms",
+        "link": [
+            {"name": "a", "rate": "10Mbps", "delay": "5ms"},
+            {"name": "b", "rate": "10Mbps", "delay": "25ms"},
+        ],
+        "flow": [{"cc": "reno", "rtt": "20ms", "route": ["a"], "window": "10pkt", **flow}],
+    }
+
+
+def test_a_route_change_moves_the_rtt_to_the_new_paths() -> None:
+    # The private 10 ms stays: 10 + 2 × 25 = 60 ms on b. 10 packets stay below both BDPs, so
+    # srtt is the path's plus 1.2 ms of transmission at 10 Mb/s. With delayed ACKs that is 5
+    # RTT samples a round trip, and srtt's 1/8 gain (RFC 6298 §2.3) leaves (7/8)^25 of the
+    # 40 ms step, under 2 ms, after 5 round trips on the new path: 8 (0.5 s) leave room for
+    # the round trip that straddles the change.
+    flows = simulate(_two_paths(route_changes=[["1s", ["b"]]])).flows.set_index("t_s")
+    assert flows["srtt_ms"][0.9] == pytest.approx(21.2, abs=2)
+    assert flows["srtt_ms"][1.5] == pytest.approx(61.2, abs=2)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "value"),
+    [
+        ([["1s", ["c"]]], "flow[0].route_changes[0].route[0]", "c"),
+        ([["1s", ["b", "b"]]], "flow[0].route_changes[0].route[1]", "b"),
+        ([["3s", ["b"]]], "flow[0].route_changes[0]", "3s"),
+        ([["1s", "b"]], "flow[0].route_changes", [["1s", "b"]]),
+    ],
+)
+def test_a_bad_route_change_is_refused_by_name(changes: Any, field: str, value: Any) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(_two_paths(route_changes=changes))
+    assert (raised.value.field, raised.value.value) == (field, value)
+
+
+@pytest.mark.parametrize("backend", [lab.BACKEND, model.BACKEND, probe.BACKEND])
+def test_backends_without_routes_refuse_a_route_change(backend: Any) -> None:
+    data = _one_flow({"rate": "10Mbps"}, route_changes=[["1s", ["bottleneck"]]])
+    problems = backend.supports(parse_scenario(data))
+    assert "flow[0].route_changes" in [p.field for p in problems]

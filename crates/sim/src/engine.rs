@@ -37,6 +37,8 @@ pub enum Event {
     FlowStart(FlowId),
     /// The application of this flow stops handing data to TCP.
     FlowStop(FlowId),
+    /// The flow's packets take its next route from now on.
+    RouteChange(FlowId),
     /// The sender's retransmission timer deadline may have come.
     Rto(FlowId),
     /// The sender's pacing gate may have opened, or its data source produced more.

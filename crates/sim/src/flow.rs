@@ -43,6 +43,8 @@ pub struct Flow {
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
     pub mss_bytes: u32,
+    /// The route its packets take now: 0 the first, n after the n-th change.
+    pub route: u8,
 }
 
 /// The receiving application, if it reads at a limited rate: from a buffer of `window`
@@ -144,6 +146,7 @@ impl Flow {
             stop_ns: spec.stop_ns,
             size_bytes: spec.size_bytes,
             mss_bytes: spec.mss_bytes,
+            route: 0,
         })
     }
 

@@ -47,6 +47,9 @@ pub struct Packet {
     pub kind: Kind,
     /// Position in the flow's route for this direction.
     pub hop: u8,
+    /// Which of the flow's routes it was sent on: 0 the first, n after the n-th change. A
+    /// packet finishes the path it started on (`net/routes.rs`).
+    pub route: u8,
     pub n_sack: u8,
     /// The IP header's ECN field (RFC 3168 §5); queues may set it to CE on the way.
     pub ecn: Ecn,
@@ -72,6 +75,7 @@ impl Packet {
             flow,
             kind: Kind::Data,
             hop: 0,
+            route: 0,
             n_sack: 0,
             ecn: Ecn::NotEct,
             ece: false,

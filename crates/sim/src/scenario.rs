@@ -109,6 +109,10 @@ pub struct Flow {
     pub min_rto_ns: u64,
     pub drop_at_ns: Vec<u64>,
     pub route: Vec<String>,
+    /// Later routes, in time order: from each change's time on, the flow's packets take its
+    /// route (`net/topology.rs`).
+    #[serde(default)]
+    pub route_changes: Vec<RouteChange>,
     pub reverse: bool,
     pub drop_every: Option<u64>,
     pub pacing_gap_ns: Option<u64>,
@@ -116,6 +120,17 @@ pub struct Flow {
     pub source_rate_bps: Option<u64>,
     pub sink_rate_bps: Option<u64>,
 }
+
+/// From `at_ns` on, a flow's packets cross `route` instead.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteChange {
+    pub at_ns: u64,
+    pub route: Vec<String>,
+}
+
+/// Most route changes a flow may have: a packet carries its route's number in a byte.
+pub const MAX_ROUTE_CHANGES: usize = u8::MAX as usize;
 
 /// Background traffic without congestion control.
 #[derive(Debug, Clone, Deserialize)]
@@ -161,6 +176,12 @@ impl Flow {
     /// Bytes of one full-sized data packet on the wire.
     pub fn packet_bytes(&self) -> u32 {
         self.mss_bytes + HEADER_BYTES
+    }
+
+    /// Every route the flow takes during the run, the first first.
+    pub fn routes(&self) -> impl Iterator<Item = &[String]> {
+        let later = self.route_changes.iter().map(|c| c.route.as_slice());
+        std::iter::once(self.route.as_slice()).chain(later)
     }
 
     pub fn recovery(&self) -> Recovery {
@@ -299,6 +320,19 @@ impl Scenario {
                     "is shorter than twice its route's delay ({}ns): the rest of the RTT, \
                      the flow's private return path, would be negative",
                     2 * route_delay_ns
+                ),
+            ));
+        }
+        for change in &f.route_changes {
+            self.route_delay_ns(|| field("route_changes"), &change.route)?;
+        }
+        if f.route_changes.len() > MAX_ROUTE_CHANGES {
+            return Err(ScenarioError::new(
+                field("route_changes"),
+                f.route_changes.len().to_string(),
+                format!(
+                    "must be at most {MAX_ROUTE_CHANGES}: a packet carries its route's number \
+                     in a byte"
                 ),
             ));
         }

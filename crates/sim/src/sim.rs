@@ -135,8 +135,18 @@ impl Simulation {
             many_flows: scenario.flows.len() * size_of::<Flow>() > MANY_FLOWS_ABOVE_BYTES,
         };
         sim.schedule_starts();
+        sim.schedule_route_changes(&scenario);
         sim.queue.push(scenario.sample_interval_ns, Event::Sample);
         Ok(sim)
+    }
+
+    fn schedule_route_changes(&mut self, scenario: &Scenario) {
+        for (i, f) in scenario.flows.iter().enumerate() {
+            for change in &f.route_changes {
+                self.queue
+                    .push(change.at_ns, Event::RouteChange(i as FlowId));
+            }
+        }
     }
 
     fn schedule_starts(&mut self) {
@@ -200,6 +210,7 @@ impl Simulation {
                 flow.sender.stop();
                 flow.delivered_at_stop = Some(flow.receiver.rcv_nxt());
             }
+            Event::RouteChange(f) => self.flows[f as usize].route += 1,
             Event::Rto(f) => {
                 let w = self.flows[f as usize]
                     .sender
@@ -232,10 +243,13 @@ impl Simulation {
         if let Some(t) = w.send_ns {
             self.queue.push(t, Event::SendWake(f));
         }
+        let route = self.flows[f as usize].route;
+        let first_link = self.routes.first_link(Kind::Data, f, route);
         let mut out = std::mem::take(&mut self.outbox);
-        for pkt in out.drain(..) {
+        for mut pkt in out.drain(..) {
             self.data.sent += 1;
-            self.offer(self.routes.first_link(Kind::Data, f), pkt);
+            pkt.route = route;
+            self.offer(first_link, pkt);
         }
         self.outbox = out;
     }
@@ -246,7 +260,7 @@ impl Simulation {
             self.queue.push(t, Event::SourceSend(s));
         }
         if let Some(pkt) = pkt {
-            self.offer(self.routes.first_link(Kind::Udp, s), pkt);
+            self.offer(self.routes.first_link(Kind::Udp, s, 0), pkt);
         }
     }
 
@@ -314,7 +328,7 @@ impl Simulation {
         pkt.hop += 1;
         match self
             .routes
-            .path(pkt.kind, pkt.flow)
+            .path(pkt.kind, pkt.flow, pkt.route)
             .get(usize::from(pkt.hop))
         {
             Some(&next_link) => self.offer(next_link, pkt),
@@ -354,7 +368,7 @@ impl Simulation {
     /// Whether the packet, one of a flow's, ends its path at its next exit.
     fn arrives(&self, pkt: &Packet) -> bool {
         pkt.kind != Kind::Udp
-            && self.routes.path(pkt.kind, pkt.flow).len() == usize::from(pkt.hop) + 1
+            && self.routes.path(pkt.kind, pkt.flow, pkt.route).len() == usize::from(pkt.hop) + 1
     }
 
     fn deliver_data(&mut self, pkt: Packet) {
@@ -432,13 +446,14 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         flow.delayed_ack.clear();
         let mut ack = Packet::ack(f, 0, ACK_BYTES);
+        ack.route = flow.route;
         flow.receiver.make_ack(self.now_ns, &mut ack);
         if let Some(t) = flow.receiver.window_reopens_at(self.now_ns) {
             if let TimerAction::Schedule(t) = flow.window_update.set(t) {
                 self.queue.push(t, Event::WindowUpdate(f));
             }
         }
-        self.offer(self.routes.first_link(Kind::Ack, f), ack);
+        self.offer(self.routes.first_link(Kind::Ack, f, ack.route), ack);
     }
 
     /// The receiving application has read enough to reopen the window: say so.

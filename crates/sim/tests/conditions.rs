@@ -372,7 +372,7 @@ fn flows_of_equal_rtt_share_a_return_line_and_each_keeps_its_rtt() {
     }
     let s = scenario(GBPS, 1000, 5, flows);
     let topo = topology::build(&s);
-    let return_line = |f: u32| *topo.routes.path(Kind::Ack, f).last().unwrap();
+    let return_line = |f: u32| *topo.routes.path(Kind::Ack, f, 0).last().unwrap();
     assert_eq!(return_line(0), return_line(1), "equal RTTs share");
     assert_ne!(return_line(0), return_line(2), "another RTT has its own");
     assert_ne!(return_line(0), return_line(3), "so has the other direction");

@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use tcpeval_sim::scenario::RateChange;
+use tcpeval_sim::scenario::{RateChange, RouteChange};
 use tcpeval_sim::Output;
 
 /// Payload bytes per second of `flow` between `from_s` and `to_s`, from its samples.
@@ -55,4 +55,42 @@ fn the_delivered_rate_follows_a_capacity_step_within_one_rtt() {
             );
         }
     }
+}
+
+/// The flow's smoothed RTT in its sample at `t_s`, in ms.
+fn srtt_ms(out: &Output, flow: u32, t_s: f64) -> f64 {
+    let c = &out.flows;
+    let row = (0..c.t_s.len())
+        .find(|&i| c.flow[i] == flow && (c.t_s[i] - t_s).abs() < 1e-9)
+        .expect("a sample at that time");
+    c.srtt_ms[row]
+}
+
+#[test]
+fn after_a_route_change_the_measured_rtt_moves_to_the_new_paths() {
+    // Link a has 5 ms of delay, link b 25 ms; the flow's 20 ms RTT on a leaves it a private
+    // 10 ms, kept on b: 10 + 2 × 25 = 60 ms. A 20-packet window (below both BDPs) keeps the
+    // queues empty, so the RTT measured is the path's plus 0.12 ms of transmission.
+    let mut a = link("a", 100 * MBPS, 1000);
+    a.delay_ns = 5 * MS;
+    let mut b = link("b", 100 * MBPS, 1000);
+    b.delay_ns = 25 * MS;
+    let mut f = flow("reno", 20);
+    f.route = vec!["a".into()];
+    f.window_pkts = Some(20);
+    f.route_changes = vec![RouteChange {
+        at_ns: 5 * SEC,
+        route: vec!["b".into()],
+    }];
+    let mut s = scenario(100 * MBPS, 1000, 8, vec![f]);
+    s.links = vec![a, b];
+    s.sample_interval_ns = 10 * MS;
+    let out = run_checked(&s);
+    // 1 ms: the estimator's 1/8 gain leaves (7/8)^n of a change after n samples, under 1 ms
+    // of the 40 ms step after the 30 ACKs of three new RTTs; srtt never saw 40 ms unmoved.
+    assert!((srtt_ms(&out, 0, 4.9) - 20.1).abs() < 1.0);
+    assert!((srtt_ms(&out, 0, 5.2) - 60.1).abs() < 1.0);
+    // Data already on link a when the route changed arrived over it: nothing was lost.
+    assert_eq!(out.summary.sim.packets_dropped, 0);
+    assert!(out.summary.links.iter().all(|l| l.tx_bytes > 0));
 }

@@ -34,6 +34,7 @@ REFUSED = {
     "onoff": "no on-off sources in the lab yet",
     "pcap": "capture in the namespaces with tcpdump",
     "flow.route": "one bottleneck: every flow crosses it",
+    "flow.route_changes": "one bottleneck: every flow crosses it",
     "flow.streams": "give `count` flows instead",
     "flow.drop_every": "the kernel drops nothing on request",
     "flow.delayed_ack": "Linux always delays ACKs (RFC 1122 §4.2.3.2); it cannot be turned off",

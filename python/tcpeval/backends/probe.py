@@ -45,6 +45,7 @@ REFUSED = {
     "flow.start_jitter": "every stream starts at once",
     "flow.streams": "give `count` streams of one transfer",
     "flow.route": "the path is the network's",
+    "flow.route_changes": "the path is the network's",
     "flow.drop_at": "a real path drops what it drops",
     "flow.drop_every": "a real path drops what it drops",
     "flow.sack": "the kernel's setting, per host",

@@ -1,9 +1,13 @@
-"""Link conditions that change during a run: a rate that steps at given times.
+"""Conditions that change during a run: a link's rate that steps at given times, and a flow's
+route that changes at given times.
 
 A plain rate (`rate = "1Gbps"`) is a schedule of one step; a list of `[time, rate]` pairs,
 `rate = [["0s", "1Gbps"], ["30s", "100Mbps"]]`, starts at 0s and changes at each later time.
 Everything that sizes a link from its rate (a queue in %bdp, an AQM's thresholds, a window in
 %bdp, a policer's ceiling) takes the rate the run starts with.
+
+A flow's `route_changes = [["20s", ["b", "c"]]]` sends its packets over links b then c from
+20 s on; each route is written as `route` is.
 """
 
 from __future__ import annotations
@@ -52,10 +56,7 @@ def parse_rate_schedule(value: object) -> RateSchedule:
     steps = tuple(_step(index, entry) for index, entry in enumerate(value))
     if steps[0][0].ns != 0:
         raise ValueError("must start at 0s: its first pair is the rate the run starts with")
-    for index, ((before, _), (time, _)) in enumerate(pairwise(steps)):
-        if time.ns <= before.ns:
-            reason = f"entry {index + 1} ('{time.given}') must come after entry {index}"
-            raise ValueError(f"{reason} ('{before.given}'): times increase")
+    _check_increasing([time for time, _ in steps])
     return RateSchedule(value, steps)
 
 
@@ -70,6 +71,57 @@ def _step(index: int, entry: object) -> tuple[Duration, Rate]:
         raise ValueError(f"entry {index}: time '{time.given}' must not be negative")
     return time, rate
 
+
+MAX_ROUTE_CHANGES = 255
+
+
+@dataclass(frozen=True)
+class RouteChange:
+    """From `at` on, a flow's packets cross `route`."""
+
+    at: Duration
+    route: list[str]
+
+
+def parse_route_changes(value: object) -> tuple[RouteChange, ...]:
+    if not isinstance(value, list):
+        raise ValueError("must be a list of [time, route] pairs, e.g. [['20s', ['b', 'c']]]")
+    if len(value) > MAX_ROUTE_CHANGES:
+        reason = "a simulated packet carries its route's number in a byte"
+        raise ValueError(f"must list at most {MAX_ROUTE_CHANGES} changes: {reason}")
+    changes = tuple(_route_change(index, entry) for index, entry in enumerate(value))
+    _check_increasing([change.at for change in changes])
+    return changes
+
+
+def _route_change(index: int, entry: object) -> RouteChange:
+    if not (isinstance(entry, list) and len(entry) == 2):
+        raise ValueError(f"entry {index} must be a [time, route] pair, e.g. ['20s', ['b', 'c']]")
+    time, route = entry
+    try:
+        at = parse_duration(time)
+    except ValueError as error:
+        raise ValueError(f"entry {index}: {error}") from None
+    if at.ns < 0:
+        raise ValueError(f"entry {index}: time '{at.given}' must not be negative")
+    names_ok = isinstance(route, list) and all(isinstance(name, str) for name in route)
+    if not (names_ok and route):
+        raise ValueError(f"entry {index}: the route must be a list of link names")
+    return RouteChange(at, route)
+
+
+def _check_increasing(times: list[Duration]) -> None:
+    for index, (before, time) in enumerate(pairwise(times)):
+        if time.ns <= before.ns:
+            reason = f"entry {index + 1} ('{time.given}') must come after entry {index}"
+            raise ValueError(f"{reason} ('{before.given}'): times increase")
+
+
+RouteChangesField = Annotated[
+    tuple[RouteChange, ...],
+    PlainValidator(parse_route_changes),
+    PlainSerializer(lambda changes: [[change.at.given, change.route] for change in changes]),
+]
 
 RateScheduleField = Annotated[
     RateSchedule,

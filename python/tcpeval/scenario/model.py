@@ -107,6 +107,11 @@ class Scenario(Strict):
         """The table's route, or the first link when it names none."""
         return table.route if table.route is not None else [self.links()[0][1]]
 
+    def routes(self, table: TcpTraffic) -> list[list[str]]:
+        """Every route the table's flows take during the run, the first first."""
+        later = table.route_changes if isinstance(table, FlowGroup) else ()
+        return [self.route(table), *(change.route for change in later)]
+
     def link_named(self, name: str) -> Link:
         return next(link for _, link_name, link in self.links() if link_name == name)
 
@@ -119,7 +124,11 @@ class Scenario(Strict):
 
     def crossing(self, name: str) -> Crossing:
         """The largest base RTT and packet of the traffic whose route crosses link `name`."""
-        flows = [table for _, table in self.tcp_tables() if name in self.route(table)]
+        flows = [
+            table
+            for _, table in self.tcp_tables()
+            if any(name in route for route in self.routes(table))
+        ]
         sources = [table for _, table in self.sources() if name in self.route(table)]
         packets = [table.packet_bytes for table in flows]
         packets += [table.packet_size.bytes for table in sources]
@@ -153,6 +162,8 @@ class Scenario(Strict):
         for path, table in self.tcp_tables():
             table.cc.check(f"{path}.cc")
             self._check_rtt(path, table)
+        for index, group in enumerate(self.flow):
+            self._check_route_changes(f"flow[{index}]", group)
         self._check_flow_count()
         for index, web in enumerate(self.web):
             self._check_web_load(f"web[{index}]", web)
@@ -186,14 +197,24 @@ class Scenario(Strict):
                     raise ScenarioError(f"{path}.rate[{index}]", time.given, reason)
 
     def _check_route(self, path: str, table: TcpTraffic | Source) -> None:
+        self._check_route_names(f"{path}.route", self.route(table))
+
+    def _check_route_names(self, path: str, route: list[str]) -> None:
         names = [name for _, name, _ in self.links()]
-        route = self.route(table)
         for index, name in enumerate(route):
             if name not in names:
                 reason = f"is not a declared link (declared: {', '.join(names)})"
-                raise ScenarioError(f"{path}.route[{index}]", name, reason)
+                raise ScenarioError(f"{path}[{index}]", name, reason)
             if name in route[:index]:
-                raise ScenarioError(f"{path}.route[{index}]", name, "appears twice in the route")
+                raise ScenarioError(f"{path}[{index}]", name, "appears twice in the route")
+
+    def _check_route_changes(self, path: str, group: FlowGroup) -> None:
+        for index, change in enumerate(group.route_changes):
+            field = f"{path}.route_changes[{index}]"
+            if change.at.ns >= self.duration.ns:
+                reason = f"is not before the end of the run (duration {self.duration.given})"
+                raise ScenarioError(field, change.at.given, reason)
+            self._check_route_names(f"{field}.route", change.route)
 
     def _check_rtt(self, path: str, table: TcpTraffic) -> None:
         route = self.route(table)

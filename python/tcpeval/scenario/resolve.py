@@ -133,6 +133,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "min_rto_ns": 200_000_000,
         "drop_at_ns": [],
         "route": scenario.route(table),
+        "route_changes": [],
         "reverse": False,
         "drop_every": None,
         "pacing_gap_ns": None,
@@ -158,6 +159,9 @@ def _group_flows(
         ),
         "min_rto_ns": table.min_rto.ns,
         "drop_at_ns": [time.ns for time in table.drop_at],
+        "route_changes": [
+            {"at_ns": change.at.ns, "route": change.route} for change in table.route_changes
+        ],
         "reverse": table.direction == "reverse",
         "drop_every": table.drop_every,
         "pacing_gap_ns": table.pacing.ns if isinstance(table.pacing, Duration) else None,

@@ -12,6 +12,7 @@ from typing import Annotated
 from pydantic import Field, PlainValidator
 
 from tcpeval.models import HEADER_BYTES
+from tcpeval.scenario.conditions import RouteChangesField
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import (
     AS_GIVEN,
@@ -297,6 +298,15 @@ class FlowGroup(TcpTraffic):
     )
     min_rto: PositiveTime = Field(
         default=parse_duration("200ms"), description="Lower bound of the RTO. Default: 200ms."
+    )
+    route_changes: RouteChangesField = Field(
+        default=(),
+        description="The route changes during the run: [[time, route], ...], e.g. [['20s', "
+        "['b', 'c']]], each route written as `route` is. The flow keeps the private part of "
+        "its RTT (rtt less twice its first route's delays), so its base RTT becomes that plus "
+        "twice the new route's delays. Packets already sent finish the path they started on "
+        "(those on the old links are delivered or dropped there, and a shorter new path may "
+        "overtake them: reordering). Default: none.",
     )
     drop_at: list[NonNegativeTime] = Field(
         default_factory=list,

@@ -6,8 +6,15 @@
 //! route out of it cost more than anything else a hop does (10,000 flows: 15% of the run on
 //! that one load). Here a hop reads 8 bytes of a dense table and a path that flows on the same
 //! links share, so it stays in cache however many flows there are.
+//!
+//! A flow whose route changes during the run has its later routes apart, by the number its
+//! packets carry (`Packet::route`): a packet finishes the path it was sent on, so the links of
+//! the old route deliver (or drop) what was already on them, as a rerouted network does with
+//! packets already past the point where the routes part.
 
 use std::collections::HashMap;
+
+use crate::engine::FlowId;
 
 use crate::engine::LinkId;
 use crate::packet::Kind;
@@ -21,8 +28,10 @@ pub struct Routes {
     paths: Vec<Vec<LinkId>>,
     /// Where each path is in `paths`, to store it once (used while the topology is built).
     index: HashMap<Vec<LinkId>, PathId>,
-    /// Each flow's data path and ACK path.
+    /// Each flow's data path and ACK path on its first route.
     flows: Vec<[PathId; 2]>,
+    /// The data and ACK paths of the later routes, by flow and route number (from 1).
+    later: HashMap<(FlowId, u8), [PathId; 2]>,
     /// Each background source's path.
     sources: Vec<PathId>,
 }
@@ -32,6 +41,12 @@ impl Routes {
     pub fn add_flow(&mut self, data: Vec<LinkId>, ack: Vec<LinkId>) {
         let ids = [self.intern(data), self.intern(ack)];
         self.flows.push(ids);
+    }
+
+    /// Add route number `route` (from 1) of flow `flow`, with the links its data and ACKs cross.
+    pub fn add_flow_route(&mut self, flow: FlowId, route: u8, data: Vec<LinkId>, ack: Vec<LinkId>) {
+        let ids = [self.intern(data), self.intern(ack)];
+        self.later.insert((flow, route), ids);
     }
 
     /// Add the next background source, with the links its datagrams cross.
@@ -48,20 +63,30 @@ impl Routes {
         })
     }
 
-    /// The links a packet of this kind crosses, for flow or source `owner` (`Packet::flow`).
+    /// The links a packet of this kind crosses, for flow or source `owner` (`Packet::flow`)
+    /// on its route number `route` (`Packet::route`; 0 for sources).
     #[inline]
-    pub fn path(&self, kind: Kind, owner: u32) -> &[LinkId] {
+    pub fn path(&self, kind: Kind, owner: u32, route: u8) -> &[LinkId] {
         let id = match kind {
-            Kind::Data => self.flows[owner as usize][0],
-            Kind::Ack => self.flows[owner as usize][1],
+            Kind::Data => self.flow_paths(owner, route)[0],
+            Kind::Ack => self.flow_paths(owner, route)[1],
             Kind::Udp => self.sources[owner as usize],
         };
         &self.paths[id as usize]
     }
 
+    #[inline]
+    fn flow_paths(&self, flow: FlowId, route: u8) -> [PathId; 2] {
+        if route == 0 {
+            self.flows[flow as usize]
+        } else {
+            self.later[&(flow, route)]
+        }
+    }
+
     /// The link a packet of this kind enters first.
-    pub fn first_link(&self, kind: Kind, owner: u32) -> LinkId {
-        self.path(kind, owner)[0]
+    pub fn first_link(&self, kind: Kind, owner: u32, route: u8) -> LinkId {
+        self.path(kind, owner, route)[0]
     }
 
     /// How many distinct paths the flows and sources take.
@@ -82,9 +107,19 @@ mod tests {
         routes.add_flow(vec![0, 2], vec![1, 4]);
         routes.add_source(vec![0, 2]);
         assert_eq!(routes.distinct_paths(), 3);
-        assert_eq!(routes.path(Kind::Data, 1), [0, 2]);
-        assert_eq!(routes.path(Kind::Ack, 2), [1, 4]);
-        assert_eq!(routes.path(Kind::Udp, 0), [0, 2]);
-        assert_eq!(routes.first_link(Kind::Ack, 0), 1);
+        assert_eq!(routes.path(Kind::Data, 1, 0), [0, 2]);
+        assert_eq!(routes.path(Kind::Ack, 2, 0), [1, 4]);
+        assert_eq!(routes.path(Kind::Udp, 0, 0), [0, 2]);
+        assert_eq!(routes.first_link(Kind::Ack, 0, 0), 1);
+    }
+
+    #[test]
+    fn a_packet_keeps_the_route_it_was_sent_on() {
+        let mut routes = Routes::default();
+        routes.add_flow(vec![0], vec![1]);
+        routes.add_flow_route(0, 1, vec![2, 3], vec![4]);
+        assert_eq!(routes.path(Kind::Data, 0, 0), [0]);
+        assert_eq!(routes.path(Kind::Data, 0, 1), [2, 3]);
+        assert_eq!(routes.first_link(Kind::Ack, 0, 1), 4);
     }
 }

@@ -16,11 +16,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::LinkId;
+use crate::engine::{FlowId, LinkId};
 use crate::net::link::Link;
 use crate::net::queue::Limit;
 use crate::net::routes::Routes;
-use crate::scenario::{LinkSpec, Scenario};
+use crate::scenario::{Flow, LinkSpec, Scenario};
 
 #[derive(Debug)]
 pub struct Topology {
@@ -67,6 +67,12 @@ pub fn build(s: &Scenario) -> Topology {
     for (i, f) in s.flows.iter().enumerate() {
         let (data, ack) = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
         topo.routes.add_flow(data, ack);
+        for (n, change) in f.route_changes.iter().enumerate() {
+            let rtt_ns = rtt_on_route(s, f, &change.route);
+            let (data, ack) = topo.flow_route(s, &change.route, f.reverse, rtt_ns, in_exchange(i));
+            let route = u8::try_from(n + 1).expect("validated: at most 255 route changes");
+            topo.routes.add_flow_route(i as FlowId, route, data, ack);
+        }
     }
     for spec in &s.sources {
         let (route, reverse) = spec.route();
@@ -76,11 +82,27 @@ pub fn build(s: &Scenario) -> Topology {
     topo
 }
 
+/// The flow's base RTT on `route`: its private path (what its RTT adds to its first route's
+/// delay, both ways) does not change, only the links it crosses.
+fn rtt_on_route(s: &Scenario, f: &Flow, route: &[String]) -> u64 {
+    let two_way_ns = |route: &[String]| -> u64 {
+        let one_way_ns: u64 = route
+            .iter()
+            .map(|name| s.links[s.link_index(name).expect("validated")].delay_ns)
+            .sum();
+        2 * one_way_ns
+    };
+    f.rtt_ns - two_way_ns(&f.route) + two_way_ns(route)
+}
+
 /// A reverse direction exists where reverse data, reverse sources or reverse loss make it
 /// more than a constant delay.
 fn needs_reverse(s: &Scenario, link: usize) -> bool {
     let name = &s.links[link].name;
-    let used_reversed = s.flows.iter().any(|f| f.reverse && f.route.contains(name))
+    let used_reversed = s
+        .flows
+        .iter()
+        .any(|f| f.reverse && f.routes().any(|route| route.contains(name)))
         || s.sources
             .iter()
             .any(|src| matches!(src.route(), (route, true) if route.contains(name)));

@@ -39,6 +39,7 @@ pub fn flow(cc: &str, rtt_ms: u64) -> Flow {
         min_rto_ns: 200 * MS,
         drop_at_ns: vec![],
         route: vec!["bottleneck".into()],
+        route_changes: vec![],
         reverse: false,
         drop_every: None,
         pacing_gap_ns: None,
