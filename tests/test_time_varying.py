@@ -112,3 +112,25 @@ def test_backends_without_routes_refuse_a_route_change(backend: Any) -> None:
     data = _one_flow({"rate": "10Mbps"}, route_changes=[["1s", ["bottleneck"]]])
     problems = backend.supports(parse_scenario(data))
     assert "flow[0].route_changes" in [p.field for p in problems]
+
+
+def test_reordering_resolves_to_a_share_and_a_delay() -> None:
+    data = _one_flow({"rate": "10Mbps", "reorder": {"share": 0.01, "delay": "2ms"}})
+    [link] = resolve(parse_scenario(data))["links"]
+    assert link["reorder"] == {"share": 0.01, "delay_ns": 2_000_000}
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(_one_flow({"rate": "10Mbps", "reorder": {"share": 0, "delay": "2ms"}}))
+    assert (raised.value.field, raised.value.value) == ("bottleneck.reorder.share", 0)
+
+
+def test_reordering_without_loss_costs_the_linux_host_no_window() -> None:
+    # 0.5% of the packets 5 ms late on 10 Mb/s, 40 ms RTT: a 40-packet window sends one a
+    # millisecond, so 5 overtake each, and the 100%-BDP queue holds the 7 above the BDP:
+    # nothing is lost. The linux host undoes its one spurious recovery, then RACK waits 10 ms
+    # (a quarter of the minimum RTT); the rfc host halves at most hold-backs (about 12).
+    flow = {"rtt": "40ms", "window": "40pkt"}
+    data = _one_flow({"rate": "10Mbps", "reorder": {"share": 0.005, "delay": "5ms"}}, **flow)
+    linux = simulate(data).summary["flows"][0]
+    rfc = simulate(data | {"flow": [data["flow"][0] | {"host": "rfc"}]}).summary["flows"][0]
+    assert linux["congestion_events"] <= 1
+    assert rfc["congestion_events"] >= 3

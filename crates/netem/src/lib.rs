@@ -1,7 +1,7 @@
 //! tcpeval-netem: what a link does to packets besides carrying them, with no I/O and no clock
 //! of its own. The token-bucket policer at the link's entry, the queue's hard limit, the AQMs
 //! (RED decides at arrival, CoDel at departure) and the loss processes (Bernoulli,
-//! Gilbert–Elliott) see only sizes, ECN codepoints, backlogs and the time the caller passes
+//! Gilbert–Elliott) and reordering see only sizes, ECN codepoints, backlogs and the time the caller passes
 //! in, so the simulator runs them in simulated time and the lab's emulator in real time: one
 //! implementation, judged in both worlds.
 
@@ -10,6 +10,7 @@ pub mod hist;
 pub mod loss;
 pub mod policer;
 pub mod queue;
+pub mod reorder;
 pub mod spec;
 
 pub use ecn::Ecn;

@@ -1,6 +1,6 @@
 //! The one description of a link's conditions that the simulator's scenario and the lab's
-//! emulator config both carry (docs/contract.md): the AQM, the loss process and the policer,
-//! as serde tables in base units, each with the constructor of the model it describes. The
+//! emulator config both carry (docs/contract.md): the AQM, the loss process, the policer and
+//! reordering (the simulator's only, so far), as serde tables in base units, each with the constructor of the model it describes. The
 //! Python front end writes this dialect once; no backend translates it.
 //!
 //! `validate` holds the ranges a model needs to mean anything (a probability in [0, 1], a
@@ -14,6 +14,7 @@ use crate::policer::Policer;
 use crate::queue::{
     Aqm, CodelParams, DualPi2Params, FqCodelParams, Limit, PieParams, RedParams, StepThreshold,
 };
+use crate::reorder::Reorder;
 use crate::Frame;
 
 /// A value a model cannot take: the key (relative to the spec), the value and why.
@@ -199,6 +200,24 @@ impl LossSpec {
                 probability("loss_bad", loss_bad)
             }
         }
+    }
+}
+
+/// Reordering: a `share` of the packets leaving the link held back `delay_ns` more.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderSpec {
+    pub share: f64,
+    pub delay_ns: u64,
+}
+
+impl ReorderSpec {
+    pub fn build(&self, seed: u64) -> Reorder {
+        Reorder::new(self.share, seed)
+    }
+
+    pub fn validate(&self) -> Result<(), SpecError> {
+        probability("share", self.share)
     }
 }
 

@@ -17,7 +17,7 @@
 
 use serde::Deserialize;
 
-pub use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec};
+pub use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec, ReorderSpec};
 
 use crate::error::{Field, ScenarioError};
 use crate::tcp::ecn::EcnMode;
@@ -65,6 +65,9 @@ pub struct LinkSpec {
     /// A token bucket at the link's entry, forward direction only.
     #[serde(default)]
     pub policer: Option<PolicerSpec>,
+    /// A share of the packets leaving the forward direction held back (`net/topology.rs`).
+    #[serde(default)]
+    pub reorder: Option<ReorderSpec>,
     /// Later rates of both directions, in time order: `rate_bps` holds from 0 to the first.
     #[serde(default)]
     pub rate_changes: Vec<RateChange>,

@@ -12,7 +12,7 @@ use crate::flow::Flow;
 use crate::induced_drops::InducedDrops;
 use crate::net::link::{Link, Offer};
 use crate::net::routes::Routes;
-use crate::net::topology;
+use crate::net::topology::{self, Detour};
 use crate::output::Output;
 use crate::packet::{Kind, Packet};
 use crate::pcap::Pcap;
@@ -46,6 +46,8 @@ pub struct Simulation {
     flows: Vec<Flow>,
     sources: Vec<Source>,
     routes: Routes,
+    /// By declared link, where the packets it holds back go (`net/topology.rs`).
+    detours: Vec<Option<Detour>>,
     induced_drops: InducedDrops,
     exchanges: Vec<Exchange>,
     /// The exchange each flow belongs to, if any.
@@ -124,6 +126,7 @@ impl Simulation {
             flows,
             sources,
             routes: topo.routes,
+            detours: topo.detours,
             induced_drops: InducedDrops::new(&scenario),
             exchanges: scenario.exchanges.iter().map(Exchange::new).collect(),
             flow_exchange,
@@ -325,6 +328,9 @@ impl Simulation {
                 pcap.record(self.now_ns, &pkt, mss);
             }
         }
+        if self.takes_detour(link, pkt) {
+            return;
+        }
         pkt.hop += 1;
         match self
             .routes
@@ -342,6 +348,23 @@ impl Simulation {
                 ),
             },
         }
+    }
+
+    /// Whether the link holds the packet back, sending it along its detour, where it keeps its
+    /// hop: it goes on along its route as it leaves the detour.
+    fn takes_detour(&mut self, link: LinkId, pkt: Packet) -> bool {
+        let Some(detour) = self.detours.get_mut(link as usize).and_then(Option::as_mut) else {
+            return false;
+        };
+        if !detour.reorder.holds_next() {
+            return false;
+        }
+        let line = detour.line;
+        // A delay line takes every packet; only the first onto it needs an event.
+        if let Offer::AcceptedAsHead(t) = self.links[line as usize].offer(self.now_ns, pkt) {
+            self.queue.push(t, Event::LinkExit(line));
+        }
+        true
     }
 
     /// Start loading the state the link's next packets will read when they arrive at its end:

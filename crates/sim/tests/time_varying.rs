@@ -3,7 +3,8 @@
 
 mod common;
 use common::*;
-use tcpeval_sim::scenario::{RateChange, RouteChange};
+use tcpeval_sim::scenario::{RateChange, ReorderSpec, RouteChange};
+use tcpeval_sim::tcp::host::Recovery;
 use tcpeval_sim::Output;
 
 /// Payload bytes per second of `flow` between `from_s` and `to_s`, from its samples.
@@ -93,4 +94,42 @@ fn after_a_route_change_the_measured_rtt_moves_to_the_new_paths() {
     // Data already on link a when the route changed arrived over it: nothing was lost.
     assert_eq!(out.summary.sim.packets_dropped, 0);
     assert!(out.summary.links.iter().all(|l| l.tx_bytes > 0));
+}
+
+/// One flow of `recovery`'s host through a 50 Mb/s link that holds back 0.5% of its packets
+/// 2 ms (8 packets' time: more than DupThresh overtake each), RTT 40 ms, 10 s. A window of
+/// 100 packets, below the BDP (167), keeps the queue empty: nothing is ever lost.
+fn reordered(recovery: Recovery) -> Output {
+    let mut f = on_host(flow("reno", 40), recovery);
+    f.window_pkts = Some(100);
+    let mut s = scenario(50 * MBPS, 1000, 10, vec![f]);
+    s.links[0].reorder = Some(ReorderSpec {
+        share: 0.005,
+        delay_ns: 2 * MS,
+    });
+    run_checked(&s)
+}
+
+#[test]
+fn reordering_without_loss_costs_rack_nothing_and_dupthresh_its_window() {
+    let linux = reordered(Recovery::LINUX);
+    let rfc = reordered(Recovery::RFC);
+    for out in [&linux, &rfc] {
+        assert_eq!(out.summary.sim.packets_dropped, 0);
+    }
+    let [linux, rfc] = [&linux.summary.flows[0], &rfc.summary.flows[0]];
+    // The linux host's first hold-back, before it has seen the path reorder, costs one
+    // spurious recovery, undone (D-SACK / timestamps); after it RACK waits a quarter of the
+    // minimum RTT (10 ms) before taking a hole for lost, and a packet 2 ms late is never taken.
+    assert!(linux.congestion_events <= 1, "{linux:?}");
+    assert_eq!(linux.undos, linux.congestion_events);
+    // 100 packets a 40 ms round: 29 Mb/s.
+    assert!(linux.goodput_mbps > 25.0, "{linux:?}");
+    // DupThresh takes each hold-back for a loss and halves the window, never undone: of the
+    // 0.5% of its packets held back, at least half (the rest may fall in a recovery already
+    // under way) each cost a reduction.
+    let held_back = 0.005 * rfc.packets_sent as f64;
+    assert!(rfc.congestion_events as f64 >= 0.5 * held_back, "{rfc:?}");
+    assert_eq!(rfc.undos, 0);
+    assert!(rfc.goodput_mbps < 0.5 * linux.goodput_mbps);
 }

@@ -33,6 +33,7 @@ REFUSED = {
     "reqresp": "no request-response in the lab yet (`tcpeval probe rr` on a real path)",
     "onoff": "no on-off sources in the lab yet",
     "pcap": "capture in the namespaces with tcpdump",
+    "bottleneck.reorder": "the emulator delivers in order",
     "flow.route": "one bottleneck: every flow crosses it",
     "flow.route_changes": "one bottleneck: every flow crosses it",
     "flow.streams": "give `count` flows instead",

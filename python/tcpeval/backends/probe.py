@@ -35,6 +35,7 @@ REFUSED = {
     "bottleneck.ack_loss": f"loss is emulated; {EMULATED}",
     "bottleneck.policer": f"the policer is emulated; {EMULATED}",
     "bottleneck.delay": f"delay is emulated; {EMULATED}",
+    "bottleneck.reorder": f"reordering is emulated; {EMULATED}",
     "cbr": "no background traffic on a real path (use `tcpeval probe udp`)",
     "onoff": "no background traffic on a real path",
     "web": "no web traffic on a real path",

@@ -18,6 +18,7 @@ from tcpeval.scenario.fields import (
     BufferField,
     LossProbability,
     NonNegativeTime,
+    PositiveTime,
     Probability,
     RateField,
     SizeField,
@@ -80,6 +81,18 @@ class Policer(Strict):
     )
 
 
+class Reorder(Strict):
+    """Reordering without loss: a share of the packets leaving the link held back a fixed
+    extra delay, so that those sent after them overtake them. Forward direction only."""
+
+    share: UnitInterval = Field(
+        description="Probability that a packet is held back, in (0, 1]. Required."
+    )
+    delay: PositiveTime = Field(
+        description="How much later a held-back packet arrives, e.g. '2ms'. Required."
+    )
+
+
 class Link(Strict):
     """A link's conditions; `[bottleneck]` is one of these named "bottleneck"."""
 
@@ -129,6 +142,13 @@ class Link(Strict):
         "'64KB' }; packets beyond the rate and the burst are dropped (policer_drops), not "
         "queued. Default: none.",
     )
+    reorder: Reorder | None = Field(
+        default=None,
+        description="Reordering without loss: { share = 0.01, delay = '2ms' } holds back that "
+        "share of the packets leaving the link (forward direction) by that delay, so later "
+        "ones overtake them. Linux's RACK waits a quarter of the minimum RTT once it has seen "
+        "the path reorder; DupThresh hosts take 3 overtaking packets for a loss. Default: none.",
+    )
 
 
 class NamedLink(Link):
@@ -163,6 +183,9 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
         "loss": resolve_loss(link.loss),
         "reverse_loss": resolve_loss(link.ack_loss),
         "policer": resolve_policer(f"{field}.policer", link, crossing),
+        "reorder": None
+        if link.reorder is None
+        else {"share": link.reorder.share, "delay_ns": link.reorder.delay.ns},
     }
 
 

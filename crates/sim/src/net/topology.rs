@@ -13,6 +13,10 @@
 //! Flows of request-response exchanges are the exception: the time their data takes to
 //! arrive is what an exchange measures, so their private delay is split evenly. Private paths
 //! of the same delay and direction share one delay line (`Topology::delay_line`).
+//!
+//! A link that reorders has a detour: a delay line of its reordering delay, which the packets
+//! it holds back take on leaving the link before they go on along their route, so those sent
+//! after them overtake them. Only the forward direction reorders.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +25,7 @@ use crate::net::link::Link;
 use crate::net::queue::Limit;
 use crate::net::routes::Routes;
 use crate::scenario::{Flow, LinkSpec, Scenario};
+use tcpeval_netem::reorder::Reorder;
 
 #[derive(Debug)]
 pub struct Topology {
@@ -31,12 +36,22 @@ pub struct Topology {
     pub routes: Routes,
     /// The private delay lines by (delay, reverse), each shared by the flows it fits.
     delay_lines: BTreeMap<(u64, bool), LinkId>,
+    /// By declared link, its detour if it reorders; empty when none does.
+    pub detours: Vec<Option<Detour>>,
+}
+
+/// Where a reordering link sends the packets it holds back.
+#[derive(Debug, Clone)]
+pub struct Detour {
+    pub reorder: Reorder,
+    pub line: LinkId,
 }
 
 /// Seeds of the loss and AQM processes, derived from the scenario seed so that each has its
 /// own stream.
 const LOSS_STREAM: u64 = 0x6c6f_7373;
 const AQM_STREAM: u64 = 0x0061_716d_0000_0000;
+const REORDER_STREAM: u64 = 0x7265_6f72_0000_0000;
 
 pub fn build(s: &Scenario) -> Topology {
     let mut links: Vec<Link> = s
@@ -53,11 +68,13 @@ pub fn build(s: &Scenario) -> Topology {
             })
         })
         .collect::<Vec<_>>();
+    let detours = detours(s, &mut links);
     let mut topo = Topology {
         links,
         reverse,
         routes: Routes::default(),
         delay_lines: BTreeMap::new(),
+        detours,
     };
     let in_exchange = |f: usize| {
         s.exchanges
@@ -80,6 +97,23 @@ pub fn build(s: &Scenario) -> Topology {
         topo.routes.add_source(data);
     }
     topo
+}
+
+/// The detour of each link that reorders, its delay line added to `links`.
+fn detours(s: &Scenario, links: &mut Vec<Link>) -> Vec<Option<Detour>> {
+    if s.links.iter().all(|l| l.reorder.is_none()) {
+        return Vec::new();
+    }
+    let detour = |(i, spec): (usize, &LinkSpec)| {
+        let reorder = spec.reorder?;
+        let name = format!("{}:reordered", spec.name);
+        links.push(Link::delay_line(&name, reorder.delay_ns));
+        Some(Detour {
+            reorder: reorder.build(s.seed ^ REORDER_STREAM ^ ((i as u64) << 16)),
+            line: (links.len() - 1) as LinkId,
+        })
+    };
+    s.links.iter().enumerate().map(detour).collect()
 }
 
 /// The flow's base RTT on `route`: its private path (what its RTT adds to its first route's

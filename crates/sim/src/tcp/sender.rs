@@ -167,6 +167,9 @@ pub struct Sender {
     episode: Option<Episode>,
     /// snd_una at the last timeout: a timeout with no progress since is a repeat.
     timeout_una: u64,
+    /// The path has been seen to reorder: RACK keeps its reordering window from now on
+    /// (RFC 8985 §6.2, RACK.reord; Linux `tp->reord_seen`).
+    reordering_seen: bool,
     /// F-RTO (RFC 5682) watches the timeout at this time for original data acknowledged.
     frto_since_ns: Option<u64>,
     /// The retransmission timer, or in its place a probe's or the reordering timer:
@@ -240,6 +243,7 @@ impl Sender {
             episode: None,
             timeout_una: 0,
             frto_since_ns: None,
+            reordering_seen: false,
             rto: Timer::default(),
             rto_slot: RtoSlot::Retransmission,
             rto_due_ns: 0,
@@ -314,6 +318,11 @@ impl Sender {
         if let (Some(episode), Some(duplicate)) = (&mut self.episode, dsack) {
             episode.on_dsack(duplicate);
         }
+        // RFC 8985 §6.2 step 3: a segment never resent, delivered after one sent later than it,
+        // was overtaken on the way.
+        self.reordering_seen |= delivered
+            .oldest_clean_sent_ns
+            .is_some_and(|sent_ns| sent_ns < self.rack_sent_ns);
         let rack_advanced = self.advance_rack(now_ns, delivered.newest_sent_ns);
         if let Some(probe) = self.loss_probe {
             let pure_dupack = !progressed && delivered.acked == 0;

@@ -96,6 +96,7 @@ pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
         loss: LossSpec::None {},
         reverse_loss: LossSpec::None {},
         policer: None,
+        reorder: None,
         rate_changes: vec![],
     }
 }

@@ -34,6 +34,7 @@ REFUSED = {
     "flow.streams": "the models give steady rates, not completion times",
     "bottleneck.ack_loss": "no model of loss on the ACK path",
     "bottleneck.policer": "no model of how a flow answers a policer's drops",
+    "bottleneck.reorder": "no model of how a flow answers reordering",
     "flow.route_changes": "the models know one shared link ([bottleneck] only)",
 }
 

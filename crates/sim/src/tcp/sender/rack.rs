@@ -98,6 +98,7 @@ impl Sender {
     /// for reordering once recovery has begun or DupThresh segments are SACKed.
     pub(super) fn rack_without_reordering_window(&self) -> bool {
         self.cfg.recovery.loss_detection == LossDetection::Rack
+            && !self.reordering_seen
             && (matches!(self.ca_state, CaState::Recovery | CaState::Loss)
                 || self.board.sacked_out() >= DUP_THRESH)
     }
