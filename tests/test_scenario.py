@@ -77,6 +77,8 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "loss": {"model": "none"},
                 "reverse_loss": {"model": "none"},
                 "policer": None,
+                "outages_ns": [],
+                "reverse_outages_ns": [],
                 "reorder": None,
                 "rate_changes": [],
             }
@@ -213,6 +215,8 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
         "loss": 0.0,
         "ack_loss": 0.0,
         "policer": None,
+        "outage": [],
+        "ack_outage": [],
         "reorder": None,
         "queue_counts": "bytes",  # made explicit: a %bdp queue counts bytes unless told
         "queue_pkts": None,

@@ -134,3 +134,33 @@ def test_reordering_without_loss_costs_the_linux_host_no_window() -> None:
     rfc = simulate(data | {"flow": [data["flow"][0] | {"host": "rfc"}]}).summary["flows"][0]
     assert linux["congestion_events"] <= 1
     assert rfc["congestion_events"] >= 3
+
+
+def test_an_outage_resolves_to_periods_in_ns() -> None:
+    data = _one_flow({"rate": "10Mbps", "outage": [["1s", "1.5s"]], "ack_outage": [["2s", "3s"]]})
+    [link] = resolve(parse_scenario(data))["links"]
+    assert link["outages_ns"] == [[1_000_000_000, 1_500_000_000]]
+    assert link["reverse_outages_ns"] == [[2_000_000_000, 3_000_000_000]]
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(_one_flow({"rate": "10Mbps", "outage": [["1s", "1s"]]}))
+    assert raised.value.field == "bottleneck.outage"
+    assert "entry 0: end '1s' must come after its start" in str(raised.value)
+
+
+def test_losing_all_feedback_ends_in_a_timeout_and_a_window_of_one() -> None:
+    # The ACK path down from 1 s to 2 s: RFC 6298 §5.5 timeouts (summary `timeouts`), and
+    # RFC 5681 §3.1's loss window, 1 segment, in the samples during the outage.
+    data = _one_flow({"rate": "10Mbps", "ack_outage": [["1s", "2s"]]}, host="rfc")
+    result = simulate(data)
+    assert result.summary["flows"][0]["timeouts"] >= 2
+    cwnd = result.flows.set_index("t_s")["cwnd_pkts"]
+    assert cwnd[1.5] == 1.0
+    assert cwnd[3.0] > 1.0
+
+
+@pytest.mark.parametrize("backend", [lab.BACKEND, model.BACKEND, probe.BACKEND])
+@pytest.mark.parametrize("key", ["outage", "ack_outage", "reorder"])
+def test_backends_refuse_outages_and_reordering(backend: Any, key: str) -> None:
+    value: Any = {"share": 0.01, "delay": "2ms"} if key == "reorder" else [["1s", "2s"]]
+    problems = backend.supports(parse_scenario(_one_flow({"rate": "10Mbps", key: value})))
+    assert f"bottleneck.{key}" in [p.field for p in problems]

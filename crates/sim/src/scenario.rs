@@ -68,6 +68,12 @@ pub struct LinkSpec {
     /// A share of the packets leaving the forward direction held back (`net/topology.rs`).
     #[serde(default)]
     pub reorder: Option<ReorderSpec>,
+    /// Periods `[start, end)` the forward direction is down, in time order.
+    #[serde(default)]
+    pub outages_ns: Vec<[u64; 2]>,
+    /// Periods the reverse direction is down.
+    #[serde(default)]
+    pub reverse_outages_ns: Vec<[u64; 2]>,
     /// Later rates of both directions, in time order: `rate_bps` holds from 0 to the first.
     #[serde(default)]
     pub rate_changes: Vec<RateChange>,

@@ -133,3 +133,51 @@ fn reordering_without_loss_costs_rack_nothing_and_dupthresh_its_window() {
     assert_eq!(rfc.undos, 0);
     assert!(rfc.goodput_mbps < 0.5 * linux.goodput_mbps);
 }
+
+#[test]
+fn losing_all_feedback_ends_in_timeouts_backed_off_and_a_loss_window() {
+    // The rfc host (no tail loss probe ahead of the timer: RFC 6298 alone) on 10 Mb/s, RTT
+    // 20 ms, its ACK path down from 2 s to 4 s. RFC 6298 §5.4–5.6: each timeout resends the
+    // first segment and doubles the RTO; RFC 5681 §3.1 (eq. 4): ssthresh = max(FlightSize/2,
+    // 2) and cwnd = the loss window, 1 segment.
+    let mut s = scenario(
+        10 * MBPS,
+        bdp_pkts(10 * MBPS, 20),
+        6,
+        vec![on_host(flow("reno", 20), Recovery::RFC)],
+    );
+    s.sample_interval_ns = MS;
+    s.links[0].reverse_outages_ns = vec![[2 * SEC, 4 * SEC]];
+    let out = run_checked(&s);
+    let c = &out.flows;
+    let at = |t_s: f64| {
+        (0..c.t_s.len())
+            .find(|&i| (c.t_s[i] - t_s).abs() < 1e-9)
+            .unwrap()
+    };
+    let before = at(2.0);
+    // The resends during the outage, each when the retransmission counter steps.
+    let resends: Vec<f64> = (before + 1..at(4.0))
+        .filter(|&i| c.retransmits[i] > c.retransmits[i - 1])
+        .map(|i| c.t_s[i])
+        .collect();
+    assert!(resends.len() >= 3, "{resends:?}");
+    // Each gap twice the one before, to the 1 ms of the samples.
+    for gaps in resends.windows(3) {
+        let (first, second) = (gaps[1] - gaps[0], gaps[2] - gaps[1]);
+        assert!((second - 2.0 * first).abs() <= 0.002 * 2.0, "{resends:?}");
+    }
+    let first_timeout = at(resends[0]);
+    assert_eq!(c.cwnd_pkts[first_timeout], 1.0);
+    // The flight when the timer fired: the ACKs already past the link when it went down
+    // still opened the window.
+    let flight = c.inflight_pkts[first_timeout - 1];
+    assert!(
+        (c.ssthresh_pkts[first_timeout] - (flight / 2.0).max(2.0)).abs() <= 1.0,
+        "flight {flight}, ssthresh {}",
+        c.ssthresh_pkts[first_timeout]
+    );
+    assert!(out.summary.flows[0].timeouts >= 3);
+    // Feedback back, the flow recovers: it delivers again in the last second.
+    assert!(goodput_bps(&out, 0, 5.0, 6.0) > 1e6);
+}

@@ -34,6 +34,8 @@ REFUSED = {
     "onoff": "no on-off sources in the lab yet",
     "pcap": "capture in the namespaces with tcpdump",
     "bottleneck.reorder": "the emulator delivers in order",
+    "bottleneck.outage": "the emulator is never down",
+    "bottleneck.ack_outage": "the emulator is never down",
     "flow.route": "one bottleneck: every flow crosses it",
     "flow.route_changes": "one bottleneck: every flow crosses it",
     "flow.streams": "give `count` flows instead",

@@ -36,6 +36,8 @@ REFUSED = {
     "bottleneck.policer": f"the policer is emulated; {EMULATED}",
     "bottleneck.delay": f"delay is emulated; {EMULATED}",
     "bottleneck.reorder": f"reordering is emulated; {EMULATED}",
+    "bottleneck.outage": f"an outage is emulated; {EMULATED}",
+    "bottleneck.ack_outage": f"an outage is emulated; {EMULATED}",
     "cbr": "no background traffic on a real path (use `tcpeval probe udp`)",
     "onoff": "no background traffic on a real path",
     "web": "no web traffic on a real path",

@@ -1,10 +1,13 @@
-"""Conditions that change during a run: a link's rate that steps at given times, and a flow's
-route that changes at given times.
+"""Conditions that change during a run: a link's rate that steps at given times, periods a
+link is down, and a flow's route that changes at given times.
 
 A plain rate (`rate = "1Gbps"`) is a schedule of one step; a list of `[time, rate]` pairs,
 `rate = [["0s", "1Gbps"], ["30s", "100Mbps"]]`, starts at 0s and changes at each later time.
 Everything that sizes a link from its rate (a queue in %bdp, an AQM's thresholds, a window in
 %bdp, a policer's ceiling) takes the rate the run starts with.
+
+A link's `outage = [["10s", "12s"]]` drops every packet entering it from 10 s to 12 s
+(`ack_outage` the same in its reverse direction, where the ACKs of forward flows cross it).
 
 A flow's `route_changes = [["20s", ["b", "c"]]]` sends its packets over links b then c from
 20 s on; each route is written as `route` is.
@@ -121,6 +124,38 @@ RouteChangesField = Annotated[
     tuple[RouteChange, ...],
     PlainValidator(parse_route_changes),
     PlainSerializer(lambda changes: [[change.at.given, change.route] for change in changes]),
+]
+
+
+def parse_outages(value: object) -> tuple[tuple[Duration, Duration], ...]:
+    if not isinstance(value, list):
+        raise ValueError("must be a list of [start, end] pairs, e.g. [['10s', '12s']]")
+    outages = tuple(_outage(index, entry) for index, entry in enumerate(value))
+    for index, ((_, before_end), (start, _)) in enumerate(pairwise(outages)):
+        if start.ns < before_end.ns:
+            reason = f"entry {index + 1} starts ('{start.given}') before entry {index} ends"
+            raise ValueError(f"{reason} ('{before_end.given}'): periods follow one another")
+    return outages
+
+
+def _outage(index: int, entry: object) -> tuple[Duration, Duration]:
+    if not (isinstance(entry, list) and len(entry) == 2):
+        raise ValueError(f"entry {index} must be a [start, end] pair, e.g. ['10s', '12s']")
+    try:
+        start, end = parse_duration(entry[0]), parse_duration(entry[1])
+    except ValueError as error:
+        raise ValueError(f"entry {index}: {error}") from None
+    if start.ns < 0:
+        raise ValueError(f"entry {index}: start '{start.given}' must not be negative")
+    if end.ns <= start.ns:
+        raise ValueError(f"entry {index}: end '{end.given}' must come after its start")
+    return start, end
+
+
+OutagesField = Annotated[
+    tuple[tuple[Duration, Duration], ...],
+    PlainValidator(parse_outages),
+    PlainSerializer(lambda outages: [[start.given, end.given] for start, end in outages]),
 ]
 
 RateScheduleField = Annotated[

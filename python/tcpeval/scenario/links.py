@@ -12,7 +12,7 @@ from pydantic import (
 )
 
 from tcpeval.scenario.aqm import AQM_NAMES, Aqm, AqmContext, DropTail
-from tcpeval.scenario.conditions import RateScheduleField
+from tcpeval.scenario.conditions import OutagesField, RateScheduleField
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import (
     BufferField,
@@ -142,6 +142,17 @@ class Link(Strict):
         "'64KB' }; packets beyond the rate and the burst are dropped (policer_drops), not "
         "queued. Default: none.",
     )
+    outage: OutagesField = Field(
+        default=(),
+        description="Periods the link is down: [[start, end], ...], e.g. [['10s', '12s']]; "
+        "every packet entering it then is dropped (counted in induced_drops), what it already "
+        "holds goes on. Default: none.",
+    )
+    ack_outage: OutagesField = Field(
+        default=(),
+        description="Periods the reverse direction (ACKs, reverse traffic) is down, same "
+        "form as outage: with it alone, a forward flow loses all its feedback. Default: none.",
+    )
     reorder: Reorder | None = Field(
         default=None,
         description="Reordering without loss: { share = 0.01, delay = '2ms' } holds back that "
@@ -183,6 +194,8 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
         "loss": resolve_loss(link.loss),
         "reverse_loss": resolve_loss(link.ack_loss),
         "policer": resolve_policer(f"{field}.policer", link, crossing),
+        "outages_ns": [[start.ns, end.ns] for start, end in link.outage],
+        "reverse_outages_ns": [[start.ns, end.ns] for start, end in link.ack_outage],
         "reorder": None
         if link.reorder is None
         else {"share": link.reorder.share, "delay_ns": link.reorder.delay.ns},

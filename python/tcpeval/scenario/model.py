@@ -191,6 +191,11 @@ class Scenario(Strict):
             if name in seen:
                 raise ScenarioError(f"{path}.name", name, "is declared twice")
             seen.add(name)
+            for key, outages in (("outage", link.outage), ("ack_outage", link.ack_outage)):
+                for index, (_, end) in enumerate(outages):
+                    if end.ns > self.duration.ns:
+                        reason = f"ends after the run (duration {self.duration.given})"
+                        raise ScenarioError(f"{path}.{key}[{index}]", end.given, reason)
             for index, (time, _) in enumerate(link.rate.steps):
                 if time.ns >= self.duration.ns:
                     reason = f"is not before the end of the run (duration {self.duration.given})"

@@ -13,6 +13,9 @@
 //! packet is ECN-capable; the link counts the marks.
 //! A link without a rate is a pure delay line (an uncongested access or ACK path).
 //!
+//! A link may be down for given periods (`with_outages`): every packet offered to it then is
+//! dropped (counted with the scenario's `induced_drops`), while what it already holds goes on.
+//!
 //! A link's rate may change at given times (`with_rate_changes`): a transmission takes the
 //! rate in force when it starts, so a packet that started before a change finishes at the old
 //! rate, and every later one goes at the new (a step is seen within one packet's time).
@@ -39,6 +42,8 @@ pub enum Drop {
     Aqm,
     /// The policer found it above its rate.
     Policer,
+    /// The link was down.
+    Outage,
 }
 
 /// What happened to a packet offered to a link.
@@ -119,6 +124,11 @@ pub struct Link {
     /// still to come; `next_rate_change_ns` is the next one's time (`u64::MAX` for none), so a
     /// link whose rate is fixed pays one comparison a packet.
     first_rate_bps: u64,
+    /// The periods `[start, end)` the link is down, in time order, from `next_outage` on still
+    /// to come or under way; `next_outage_start_ns` is that one's start (`u64::MAX` for none).
+    outages: Vec<[u64; 2]>,
+    next_outage: usize,
+    next_outage_start_ns: u64,
     rate_changes: Vec<RateChange>,
     next_rate_change: usize,
     next_rate_change_ns: u64,
@@ -176,6 +186,9 @@ impl Link {
             discarded_bytes: 0,
             last_tx: (0, 0),
             first_rate_bps: rate_bps.unwrap_or(0),
+            outages: Vec::new(),
+            next_outage: 0,
+            next_outage_start_ns: u64::MAX,
             rate_changes: Vec::new(),
             next_rate_change: 0,
             next_rate_change_ns: u64::MAX,
@@ -188,6 +201,33 @@ impl Link {
         self.rate_changes = changes.to_vec();
         self.next_rate_change_ns = changes.first().map_or(u64::MAX, |c| c.at_ns);
         self
+    }
+
+    /// The link down for each period `[start, end)` of `outages` (in time order).
+    pub fn with_outages(mut self, outages: &[[u64; 2]]) -> Self {
+        self.outages = outages.to_vec();
+        self.next_outage_start_ns = outages.first().map_or(u64::MAX, |o| o[0]);
+        self
+    }
+
+    /// Whether the link is down at `now_ns`; time only moves forward.
+    #[inline]
+    fn is_down(&mut self, now_ns: u64) -> bool {
+        now_ns >= self.next_outage_start_ns && self.outage_at(now_ns)
+    }
+
+    #[cold]
+    fn outage_at(&mut self, now_ns: u64) -> bool {
+        while self
+            .outages
+            .get(self.next_outage)
+            .is_some_and(|o| o[1] <= now_ns)
+        {
+            self.next_outage += 1;
+        }
+        let next = self.outages.get(self.next_outage);
+        self.next_outage_start_ns = next.map_or(u64::MAX, |o| o[0]);
+        now_ns >= self.next_outage_start_ns
     }
 
     /// The rate averaged from 0 to `end_ns` (> 0): what the link could carry in that time.
@@ -258,6 +298,10 @@ impl Link {
 
     /// Offer a packet arriving at the link's input at `now_ns`.
     pub fn offer(&mut self, now_ns: u64, pkt: Packet) -> Offer {
+        if self.is_down(now_ns) {
+            self.counters.induced_drops += 1;
+            return Offer::Dropped(Drop::Outage);
+        }
         if self.loss.drop_next() {
             self.counters.random_drops += 1;
             return Offer::Dropped(Drop::Random);
@@ -594,6 +638,19 @@ mod tests {
         assert_eq!(exits, [after(24_000), after(144_000), after(156_000)]);
         // Over 200 µs: 20 µs at 1 Gb/s, 120 µs at 100 Mb/s, 60 µs at 1 Gb/s.
         assert_eq!(l.mean_rate_bps(200_000), 460_000_000.0);
+    }
+
+    #[test]
+    fn a_link_drops_what_arrives_while_it_is_down() {
+        let mut l = link(10).with_outages(&[[100, 200], [300, 400]]);
+        let dropped =
+            |l: &mut Link, t| l.offer(t, Packet::ack(0, t, 52)) == Offer::Dropped(Drop::Outage);
+        let down: Vec<bool> = [0, 100, 199, 200, 350, 400]
+            .iter()
+            .map(|&t| dropped(&mut l, t))
+            .collect();
+        assert_eq!(down, [false, true, true, false, true, false]);
+        assert_eq!(l.counters.induced_drops, 3);
     }
 
     #[test]

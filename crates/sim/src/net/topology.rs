@@ -129,8 +129,8 @@ fn rtt_on_route(s: &Scenario, f: &Flow, route: &[String]) -> u64 {
     f.rtt_ns - two_way_ns(&f.route) + two_way_ns(route)
 }
 
-/// A reverse direction exists where reverse data, reverse sources or reverse loss make it
-/// more than a constant delay.
+/// A reverse direction exists where reverse data, reverse sources, reverse loss or a reverse
+/// outage make it more than a constant delay.
 fn needs_reverse(s: &Scenario, link: usize) -> bool {
     let name = &s.links[link].name;
     let used_reversed = s
@@ -140,16 +140,19 @@ fn needs_reverse(s: &Scenario, link: usize) -> bool {
         || s.sources
             .iter()
             .any(|src| matches!(src.route(), (route, true) if route.contains(name)));
-    used_reversed || !s.links[link].reverse_loss.is_none()
+    used_reversed
+        || !s.links[link].reverse_loss.is_none()
+        || !s.links[link].reverse_outages_ns.is_empty()
 }
 
 fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
     let limit = Limit::from_spec(spec.queue_pkts, spec.queue_bytes)
         .expect("validated: one queue limit is set");
-    let (name, loss) = if reverse {
-        (format!("{}:reverse", spec.name), &spec.reverse_loss)
+    let (name, loss, outages) = if reverse {
+        let name = format!("{}:reverse", spec.name);
+        (name, &spec.reverse_loss, &spec.reverse_outages_ns)
     } else {
-        (spec.name.clone(), &spec.loss)
+        (spec.name.clone(), &spec.loss, &spec.outages_ns)
     };
     let seed = s.seed ^ LOSS_STREAM ^ ((2 * i as u64 + u64::from(reverse)) << 32);
     let link = Link::bottleneck(
@@ -160,7 +163,8 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
         spec.aqm.build(seed ^ AQM_STREAM),
         loss.build(seed),
     )
-    .with_rate_changes(&spec.rate_changes);
+    .with_rate_changes(&spec.rate_changes)
+    .with_outages(outages);
     match spec.policer {
         Some(p) if !reverse => link.with_policer(p.build()),
         _ => link,

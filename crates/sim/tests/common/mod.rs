@@ -97,6 +97,8 @@ pub fn link(name: &str, rate_bps: u64, queue_pkts: u64) -> LinkSpec {
         reverse_loss: LossSpec::None {},
         policer: None,
         reorder: None,
+        outages_ns: vec![],
+        reverse_outages_ns: vec![],
         rate_changes: vec![],
     }
 }
