@@ -15,13 +15,16 @@ A flow's `route_changes = [["20s", ["b", "c"]]]` sends its packets over links b 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import PlainSerializer, PlainValidator
 
 from tcpeval.units import Duration, Rate, parse_duration, parse_rate
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,14 +67,9 @@ def parse_rate_schedule(value: object) -> RateSchedule:
 
 
 def _step(index: int, entry: object) -> tuple[Duration, Rate]:
-    if not (isinstance(entry, list) and len(entry) == 2):
-        raise ValueError(f"entry {index} must be a [time, rate] pair, e.g. ['30s', '100Mbps']")
-    try:
-        time, rate = parse_duration(entry[0]), parse_rate(entry[1])
-    except ValueError as error:
-        raise ValueError(f"entry {index}: {error}") from None
-    if time.ns < 0:
-        raise ValueError(f"entry {index}: time '{time.given}' must not be negative")
+    first, second = _pair(index, entry, "[time, rate] pair, e.g. ['30s', '100Mbps']")
+    time, rate = _parsed(index, parse_duration, first), _parsed(index, parse_rate, second)
+    _not_negative(index, "time", time)
     return time, rate
 
 
@@ -98,17 +96,10 @@ def parse_route_changes(value: object) -> tuple[RouteChange, ...]:
 
 
 def _route_change(index: int, entry: object) -> RouteChange:
-    if not (isinstance(entry, list) and len(entry) == 2):
-        raise ValueError(f"entry {index} must be a [time, route] pair, e.g. ['20s', ['b', 'c']]")
-    time, route = entry
-    try:
-        at = parse_duration(time)
-    except ValueError as error:
-        raise ValueError(f"entry {index}: {error}") from None
-    if at.ns < 0:
-        raise ValueError(f"entry {index}: time '{at.given}' must not be negative")
-    names_ok = isinstance(route, list) and all(isinstance(name, str) for name in route)
-    if not (names_ok and route):
+    time, route = _pair(index, entry, "[time, route] pair, e.g. ['20s', ['b', 'c']]")
+    at = _parsed(index, parse_duration, time)
+    _not_negative(index, "time", at)
+    if not (isinstance(route, list) and route and all(isinstance(n, str) for n in route)):
         raise ValueError(f"entry {index}: the route must be a list of link names")
     return RouteChange(at, route)
 
@@ -139,14 +130,9 @@ def parse_outages(value: object) -> tuple[tuple[Duration, Duration], ...]:
 
 
 def _outage(index: int, entry: object) -> tuple[Duration, Duration]:
-    if not (isinstance(entry, list) and len(entry) == 2):
-        raise ValueError(f"entry {index} must be a [start, end] pair, e.g. ['10s', '12s']")
-    try:
-        start, end = parse_duration(entry[0]), parse_duration(entry[1])
-    except ValueError as error:
-        raise ValueError(f"entry {index}: {error}") from None
-    if start.ns < 0:
-        raise ValueError(f"entry {index}: start '{start.given}' must not be negative")
+    first, second = _pair(index, entry, "[start, end] pair, e.g. ['10s', '12s']")
+    start, end = _parsed(index, parse_duration, first), _parsed(index, parse_duration, second)
+    _not_negative(index, "start", start)
     if end.ns <= start.ns:
         raise ValueError(f"entry {index}: end '{end.given}' must come after its start")
     return start, end
@@ -163,3 +149,23 @@ RateScheduleField = Annotated[
     PlainValidator(parse_rate_schedule),
     PlainSerializer(lambda schedule: schedule.given),
 ]
+
+
+def _pair(index: int, entry: object, shape: str) -> tuple[object, object]:
+    """The two items of list entry `index`; `shape` says how one is written, for the error."""
+    if not (isinstance(entry, list) and len(entry) == 2):
+        raise ValueError(f"entry {index} must be a {shape}")
+    return entry[0], entry[1]
+
+
+def _parsed(index: int, parse: Callable[[object], T], value: object) -> T:
+    """`parse(value)`, its error naming entry `index`."""
+    try:
+        return parse(value)
+    except ValueError as error:
+        raise ValueError(f"entry {index}: {error}") from None
+
+
+def _not_negative(index: int, what: str, time: Duration) -> None:
+    if time.ns < 0:
+        raise ValueError(f"entry {index}: {what} '{time.given}' must not be negative")

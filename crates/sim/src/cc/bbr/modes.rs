@@ -171,23 +171,16 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::cc::CaState;
+    use crate::cc::testing;
 
     const MS: u64 = 1_000_000;
 
     fn ack(now_ns: u64, in_flight: u32) -> Ack {
         Ack {
             now_ns,
-            acked: 1,
-            lost: 0,
-            ce_pkts: 0,
-            rtt_ns: None,
             prior_in_flight: in_flight,
             in_flight,
-            round_start: false,
-            ca_state: CaState::Open,
-            cwnd_limited: true,
-            rate: None,
+            ..testing::ack(1)
         }
     }
 

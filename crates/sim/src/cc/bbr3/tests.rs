@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cc::testing::{self, no_loss, Rounds, MSS_BYTES};
-use crate::cc::{CaState, RateSample};
+use crate::cc::RateSample;
 
 const MS: u64 = NS_PER_MS;
 const BDP_PKTS: f64 = 100.0;
@@ -30,20 +30,15 @@ fn in_probe_bw(seed: u64) -> (Bbr3, Rounds) {
 fn ack(now_ns: u64, in_flight: u32) -> Ack {
     Ack {
         now_ns,
-        acked: 1,
-        lost: 0,
-        ce_pkts: 0,
         rtt_ns: Some(40 * MS),
         prior_in_flight: in_flight,
         in_flight,
-        round_start: false,
-        ca_state: CaState::Open,
-        cwnd_limited: true,
         rate: Some(RateSample {
             delivered: 100,
             interval_ns: 40 * MS,
             is_app_limited: false,
         }),
+        ..testing::ack(1)
     }
 }
 
