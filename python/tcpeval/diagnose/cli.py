@@ -64,6 +64,8 @@ def diagnose_command(
         typer.echo(json.dumps(diagnosis.model_dump(), indent=2))
         return
     typer.echo(diagnosis.verdict.headline)
+    for line in diagnosis.verdict.contention:
+        typer.echo(f"  contention: {line}")
     for line in diagnosis.verdict.evidence:
         typer.echo(f"  evidence: {line}")
     for line in diagnosis.verdict.advice:

@@ -9,7 +9,13 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel
 
-from tcpeval.diagnose.measure import Runs, _received_rate
+from tcpeval.diagnose.measure import (
+    UDP_OVERHEAD_BYTES,
+    UDP_PAYLOAD_BYTES,
+    Runs,
+    TrainEvidence,
+    _received_rate,
+)
 from tcpeval.models import mathis_goodput_bps
 from tcpeval.result import Result
 
@@ -38,6 +44,14 @@ class PathEvidence(BaseModel):
     udp_sent: int
     udp_lost: int
     udp_loss: float
+    # The back-to-back train: its datagrams' IP size, how many arrived and were lost, and how
+    # far its one-way delay rose (a queue filling) — a policer drops without delaying.
+    burst_datagram_bytes: int = 1500
+    burst_sent: int = 0
+    burst_received: int = 0
+    burst_lost: int = 0
+    burst_owd_variation_ns: int | None = None
+    small_train: TrainEvidence | None = None
 
 
 class TcpEvidence(BaseModel):
@@ -65,11 +79,51 @@ class TcpEvidence(BaseModel):
     zero_window: float
     # Mathis et al. at the measured loss rate and RTT, per stream; None without loss.
     mathis_bps: float | None
+    # The time-mean of the advertised window over the second half: what the sender could
+    # have in flight on average (closed windows count as the zeros they are).
+    advertised_window_mean_bytes: float = 0.0
+    # The receiver's window scale as the sender applies it (tcpi_snd_wscale; 0: none was
+    # negotiated, RFC 7323 §2.2); None when the probe did not report it.
+    window_scale: int | None = None
+    # The sender's socket send buffer (SO_SNDBUF as the kernel holds it), median of the
+    # second half; None when not reported.
+    send_buffer_bytes: float | None = None
+    # The sender's congestion control.
+    cc: str | None = None
+    # Retransmissions the receiver reported as duplicates (DSACK, RFC 2883), and reordering
+    # events the sender detected (tcpi_reord_seen); None when not reported.
+    dsack_dups: int | None = None
+    reord_seen: int | None = None
+
+    @property
+    def spurious_share(self) -> float | None:
+        """Of the retransmissions, the share that were not needed."""
+        if self.dsack_dups is None or self.retransmits == 0:
+            return None
+        return min(1.0, self.dsack_dups / self.retransmits)
+
+    # The goodput over the second half of the test, out of slow start.
+    steady_goodput_bps: float = 0.0
 
     @property
     def wire_bps(self) -> float:
         """The goodput with the TCP/IP headers (timestamps on) it cost on the wire."""
-        return self.goodput_bps * (self.mss_bytes + TCP_IP_HEADER_BYTES) / self.mss_bytes
+        return self.goodput_bps * self.wire_share
+
+    @property
+    def steady_wire_bps(self) -> float:
+        return self.steady_goodput_bps * self.wire_share
+
+    @property
+    def wire_share(self) -> float:
+        return (self.mss_bytes + TCP_IP_HEADER_BYTES) / self.mss_bytes
+
+
+class OtherProgram(BaseModel):
+    pid: int
+    command: str
+    # Its share of one core over the test.
+    cores: float
 
 
 class CpuEvidence(BaseModel):
@@ -84,6 +138,29 @@ class CpuEvidence(BaseModel):
     throttled: float | None
     busiest_core: float
     softirq: float
+    # The thread that was runnable (running or waiting for a CPU) the largest share of the
+    # time: at 100% it never slept, whatever kept it off the CPU.
+    most_runnable_thread: float | None = None
+    # With a CPU quota on the cgroup: the cgroup's use over the quota, and the share of the
+    # quota's periods it was throttled in.
+    quota_used: float | None = None
+    throttled_periods: float | None = None
+    # The other programs that used the most CPU on this end during the test.
+    others: list[OtherProgram] = []
+
+    def saturation(self) -> tuple[float, str]:
+        """The closest this end's own work came to a CPU ceiling, and which ceiling."""
+        candidates = [
+            (self.busiest_thread, "its busiest thread's share of a core"),
+            (self.softirq, "a core's softirq (the kernel's packet work)"),
+        ]
+        if self.most_runnable_thread is not None:
+            candidates.append((self.most_runnable_thread, "a thread runnable (never asleep)"))
+        if self.quota_used is not None:
+            candidates.append((self.quota_used, "its cgroup's CPU quota used"))
+        if self.throttled is not None:
+            candidates.append((self.throttled, "its cgroup throttled"))
+        return max(candidates, key=lambda c: c[0])
 
 
 class DiskEvidence(BaseModel):
@@ -126,10 +203,10 @@ def gather(runs: Runs) -> Evidence:
 
 
 def _path(runs: Runs, tcp_wire_bps: float) -> PathEvidence:
-    train = runs.loss_train
+    train, burst = runs.loss_train, runs.capacity_train
     sent = int(train["sent"])
-    udp_bps = _received_rate(runs.capacity_train)
-    sender_limited = bool(runs.capacity_train["sent_rate_bps"] < SENDER_MARGIN * udp_bps)
+    udp_bps = _received_rate(burst)
+    sender_limited = bool(burst["sent_rate_bps"] < SENDER_MARGIN * udp_bps)
     return PathEvidence(
         capacity_bps=max(udp_bps, tcp_wire_bps),
         udp_capacity_bps=udp_bps,
@@ -138,6 +215,12 @@ def _path(runs: Runs, tcp_wire_bps: float) -> PathEvidence:
         udp_sent=sent,
         udp_lost=int(train["lost"]),
         udp_loss=int(train["lost"]) / sent if sent else 0.0,
+        burst_datagram_bytes=UDP_PAYLOAD_BYTES + UDP_OVERHEAD_BYTES,
+        burst_sent=int(burst["sent"]),
+        burst_received=int(burst["received"]),
+        burst_lost=int(burst["lost"]),
+        burst_owd_variation_ns=burst.get("owd_variation_ns"),
+        small_train=runs.small_train,
     )
 
 
@@ -167,7 +250,49 @@ def tcp_evidence(result: Result) -> TcpEvidence:
         advertised_window_bytes=float(second_half["snd_wnd_bytes"].median()),
         zero_window=float((second_half["snd_wnd_bytes"] < 2 * mss).mean()),
         mathis_bps=mathis,
+        advertised_window_mean_bytes=float(second_half["snd_wnd_bytes"].mean()),
+        steady_goodput_bps=_second_half_goodput_bps(flows),
+        window_scale=_last_int(finals, "snd_wscale"),
+        send_buffer_bytes=_median(second_half, "sndbuf_bytes"),
+        cc=_sender_cc(result),
+        dsack_dups=_sum_int(finals, "dsack_dups"),
+        reord_seen=_sum_int(finals, "reord_seen"),
     )
+
+
+def _second_half_goodput_bps(flows: pd.DataFrame) -> float:
+    """All streams' bytes delivered over the second half of the test, per second."""
+    half_s = flows["t_s"].max() / 2
+    delivered = flows.pivot_table(index="t_s", columns="flow", values="delivered_bytes")
+    total = delivered.ffill().fillna(0).sum(axis=1)
+    before = total[total.index <= half_s]
+    start_bytes, start_s = (before.iloc[-1], before.index[-1]) if len(before) else (0.0, 0.0)
+    span_s = total.index[-1] - start_s
+    return float((total.iloc[-1] - start_bytes) * 8 / span_s) if span_s > 0 else 0.0
+
+
+def _last_int(finals: pd.DataFrame, column: str) -> int | None:
+    """The smallest over the streams of a column's final value; None when not reported."""
+    if column not in finals or finals[column].isna().all():
+        return None
+    return int(finals[column].min())
+
+
+def _sum_int(finals: pd.DataFrame, column: str) -> int | None:
+    if column not in finals or finals[column].isna().all():
+        return None
+    return int(finals[column].sum())
+
+
+def _median(rows: pd.DataFrame, column: str) -> float | None:
+    if column not in rows or rows[column].isna().all():
+        return None
+    return float(rows[column].median())
+
+
+def _sender_cc(result: Result) -> str | None:
+    ccs = {f.get("cc") for f in result.summary["flows"]}
+    return ccs.pop() if len(ccs) == 1 else None
 
 
 def _share(part: float, whole: float) -> float:
@@ -195,6 +320,10 @@ def _cpu_end(end: End, role: Role, report: dict[str, Any]) -> CpuEvidence:
     softirq = pd.DataFrame(intervals["core_softirq"].tolist())
     throttled = intervals["throttled"].dropna()
     return CpuEvidence(
+        most_runnable_thread=_mean(intervals, "most_runnable_thread"),
+        quota_used=_mean(intervals, "quota_used"),
+        throttled_periods=_mean(intervals, "throttled_periods"),
+        others=[OtherProgram(**o) for o in report.get("others", [])],
         end=end,
         role=role,
         busiest_thread=float(intervals["busiest_thread"].mean()),
@@ -215,3 +344,9 @@ def _disk(end: End, report: dict[str, Any] | None) -> DiskEvidence | None:
         read_bps=max(p["read_bps"] for p in buffered),
         write_bps=max(p["write_bps"] for p in buffered),
     )
+
+
+def _mean(intervals: pd.DataFrame, column: str) -> float | None:
+    if column not in intervals or intervals[column].isna().all():
+        return None
+    return float(intervals[column].mean())

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pandas as pd
+from pydantic import BaseModel
 
 from tcpeval.probe.driver import ProbeError, receiver_flows, run_disk, run_tcp, run_udp
 from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
@@ -25,6 +26,11 @@ UDP_OVERHEAD_BYTES = 28
 # Back to back: long enough that the bottleneck, not the sender's first burst, sets the
 # arrival rate (3 MB: many queues' worth at 1 Gb/s, a few ms at 10 Gb/s).
 CAPACITY_TRAIN_PKTS = 2000
+# When none of the back-to-back train arrives: a train of datagrams that fit the smallest
+# MTU IPv4 hosts must accept (RFC 791: 576 B), paced at 1 ms so no queue drops them.
+SMALL_PAYLOAD_BYTES = 548
+SMALL_TRAIN_PKTS = 200
+SMALL_TRAIN_SPACING_NS = 1_000_000
 # The loss train is paced at half the capacity, so the queue stays empty and every loss is
 # the path's own; it lasts about a second, within these bounds.
 LOSS_TRAIN_SHARE = 0.5
@@ -47,6 +53,15 @@ class Target:
     wrapper: tuple[str, ...] = ()
 
 
+class TrainEvidence(BaseModel):
+    """A train of small datagrams, sent when no full-size datagram arrived: a path that
+    carries these and not those drops large packets (a path-MTU black hole)."""
+
+    size_bytes: int
+    sent: int
+    received: int
+
+
 @dataclass
 class Runs:
     """What each step measured, raw."""
@@ -61,6 +76,7 @@ class Runs:
     # write rate), when measured; a server without --root has none.
     disk: dict[str, Any] | None = None
     server_disk: dict[str, Any] | None = None
+    small_train: TrainEvidence | None = None
     notes: list[str] = field(default_factory=list)
     step_seconds: dict[str, float] = field(default_factory=dict)
 
@@ -69,6 +85,9 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     """Runs every step in order; raw outputs go under `out`."""
     timer = _Timer()
     capacity = timer.step("udp capacity", lambda: _train(target, 0, CAPACITY_TRAIN_PKTS, out))
+    small = None
+    if capacity["received"] == 0:
+        small = timer.step("udp small", lambda: _small_train(target, out))
     capacity_bps = _received_rate(capacity)
     spacing_ns, count = _loss_train_shape(capacity_bps)
     loss = timer.step("udp loss", lambda: _train(target, spacing_ns, count, out))
@@ -76,7 +95,7 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     single = timer.step("tcp 1 stream", lambda: _tcp(target, 1, tcp_s, out))
     multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s, out))
     receiver = receiver_flows(_raw_dir(out, 1))
-    runs = Runs(capacity, loss, single, multi, receiver)
+    runs = Runs(capacity, loss, single, multi, receiver, small_train=small)
     if path is not None:
         size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
         runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
@@ -88,17 +107,28 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     return runs
 
 
-def _train(target: Target, spacing_ns: int, count: int, out: Path) -> dict[str, Any]:
+def _train(
+    target: Target, spacing_ns: int, count: int, out: Path, size: int = UDP_PAYLOAD_BYTES
+) -> dict[str, Any]:
     settings = UdpSettings(
         server=target.server,
         secret_file=target.secret_file,
-        size=UDP_PAYLOAD_BYTES,
+        size=size,
         count=count,
         spacing=f"{spacing_ns}ns",
         steps=1,
     )
-    report = run_udp(settings, out / f"udp-{spacing_ns}ns", target.wrapper)
+    report = run_udp(settings, out / f"udp-{size}B-{spacing_ns}ns", target.wrapper)
     return report["trains"][0]
+
+
+def _small_train(target: Target, out: Path) -> TrainEvidence:
+    train = _train(target, SMALL_TRAIN_SPACING_NS, SMALL_TRAIN_PKTS, out, SMALL_PAYLOAD_BYTES)
+    return TrainEvidence(
+        size_bytes=SMALL_PAYLOAD_BYTES + UDP_OVERHEAD_BYTES,
+        sent=int(train["sent"]),
+        received=int(train["received"]),
+    )
 
 
 def _received_rate(train: dict[str, Any]) -> float:

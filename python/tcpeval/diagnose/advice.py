@@ -1,0 +1,126 @@
+"""What lifts each limit (docs/diagnose.md, "Verdicts"): settings with the figures they are
+sized from, and the alternatives where no setting will do."""
+
+from __future__ import annotations
+
+import math
+
+from tcpeval.diagnose.evidence import Evidence
+from tcpeval.diagnose.relations import Limit
+
+# Buffers for a window of twice the BDP: Linux advertises about half of a receive buffer
+# as window (tcp_adv_win_scale), and a send buffer holds unacknowledged and unsent data.
+BUFFER_BDP_FACTOR = 2
+MAX_STREAMS = 128
+
+
+def advice_for(limit: Limit, e: Evidence, predictions: dict[str, float], end: str) -> list[str]:
+    """The advice for `limit`; `end` names the host it concerns, for the CPU."""
+    if limit == "cpu":
+        return _cpu(end)
+    if limit == "path_loss":
+        return _path_loss(e, predictions)
+    if limit == "receiver_window":
+        return _buffers(e, "rmem", "receiver")
+    if limit == "send_buffer":
+        return _buffers(e, "wmem", "sender")
+    return FIXED[limit]
+
+
+FIXED: dict[Limit, list[str]] = {
+    "disk": [
+        "stripe the data over more disks (RAID 0/10) or more spindles",
+        "read and write with direct I/O (`tcpeval probe disk --direct` shows whether it is faster)",
+        "move the data to a faster file system for the transfer",
+    ],
+    "mtu_black_hole": [
+        "find the hop that drops large packets without an ICMP 'fragmentation needed' "
+        "(a firewall filtering ICMP, a tunnel): let ICMP type 3 code 4 through",
+        "meanwhile: net.ipv4.tcp_mtu_probing=1 (RFC 4821 packetization-layer PMTU discovery) "
+        "or an MSS clamp at the tunnel's edge",
+    ],
+    "path_capacity": ["nothing to tune on the hosts: the path is the limit"],
+    "policer": [
+        "a token-bucket policer on the path drops what exceeds its rate: pace the sender "
+        "below it (SO_MAX_PACING_RATE, `tc qdisc fq maxrate`) so it never bursts into drops",
+        "or ask the path's operator for the contracted rate; BBR paces at the delivery rate "
+        "it measures and loses less to a policer than loss-based stacks",
+    ],
+    "receiver_application": [
+        "the receiving application reads slower than the network delivers: its window "
+        "closes because its buffer is full, not because it is small",
+        "read in larger blocks, from more threads, or hand the data to storage "
+        "asynchronously; a larger buffer only delays the closing",
+    ],
+    "window_scaling": [
+        "the window scale option (RFC 7323) was not negotiated: the window cannot exceed "
+        "64 KiB, whatever the buffers",
+        "check net.ipv4.tcp_window_scaling=1 on both hosts, and any middlebox (firewall, "
+        "load balancer) that rewrites or strips the SYN's options",
+    ],
+    "reordering": [
+        "the path reorders packets and TCP took it for loss (the receiver's DSACKs said "
+        "the retransmissions were duplicates): RACK (net.ipv4.tcp_recovery=1) adapts its "
+        "reordering window after a DSACK",
+        "find the reordering hop: link aggregation or ECMP hashing per packet instead of per flow",
+    ],
+    "idle_restart": [
+        "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the responding host: the window "
+        "is kept across idle periods (RFC 5681 §4.1 asks for the restart; RFC 7661 relaxes it)",
+    ],
+    "unexplained": [
+        "look at the sending application (app-limited time) and the path's middleboxes"
+    ],
+}
+
+
+def _cpu(end: str) -> list[str]:
+    return [
+        f"give the {end} more CPU: its cgroup's quota (cpu.max / cpu.cfs_quota_us) or the "
+        "programs sharing its cores; or spread the transfer over streams on several cores",
+        "steer the NIC's interrupts and the receiving threads to separate cores "
+        "(IRQ affinity, RPS/RFS), and enable interrupt coalescing",
+        "use zero-copy sends (MSG_ZEROCOPY, sendfile) to cut the per-byte CPU cost",
+    ]
+
+
+def _buffers(e: Evidence, kind: str, end: str) -> list[str]:
+    bdp_bytes = e.path.capacity_bps * e.single.min_rtt_ms / 1e3 / 8
+    size = max(4 << 20, math.ceil(BUFFER_BDP_FACTOR * bdp_bytes / (1 << 20)) << 20)
+    default = 131072 if kind == "rmem" else 16384
+    return [
+        f"on the {end}: sysctl -w net.core.{kind}_max={size} "
+        f"net.ipv4.tcp_{kind}='4096 {default} {size}'",
+        f"(twice the path's BDP: {_mbps(e.path.capacity_bps)} × {e.single.min_rtt_ms:.1f} ms "
+        f"= {_bytes(bdp_bytes)}; applications that set SO_{'RCV' if kind == 'rmem' else 'SND'}"
+        "BUF themselves need the same size)",
+    ]
+
+
+def _path_loss(e: Evidence, predictions: dict[str, float]) -> list[str]:
+    s = e.single
+    mathis = s.mathis_bps or 0.0
+    streams = min(MAX_STREAMS, max(2, math.ceil(e.path.capacity_bps / mathis))) if mathis else 2
+    advice = [
+        f"{streams} parallel streams: each gets about {_mbps(mathis)} at this loss and RTT "
+        f"(Mathis), {streams} together fill {_mbps(e.path.capacity_bps)}",
+    ]
+    if predictions:
+        best = max(predictions, key=lambda cc: predictions[cc])
+        table = ", ".join(f"{cc} {_mbps(v)}" for cc, v in sorted(predictions.items()))
+        advice.append(
+            f"a stack suited to the path, predicted by the simulator: {table} (best: {best})"
+        )
+    return [
+        *advice,
+        "pacing (fq qdisc or SO_MAX_PACING_RATE) to avoid the bursts that lose packets",
+        f"a larger MTU: Mathis's rate grows with the MSS ({s.mss_bytes} B now)",
+    ]
+
+
+def _mbps(bps: float) -> str:
+    return f"{bps / 1e6:.1f} Mb/s"
+
+
+def _bytes(n: float) -> str:
+    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"

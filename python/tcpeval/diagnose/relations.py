@@ -1,0 +1,325 @@
+"""Each limit's quantitative relation, tried against the measured rate (docs/diagnose.md,
+"Verdicts").
+
+A relation predicts the single stream's rate from one piece of evidence — the advertised
+window over the RTT, the send buffer over the RTT, Mathis et al. at the loss and RTT TCP met,
+the path's capacity, a core's saturation — and the residual says how far the measured rate is
+from it. A relation holds when its residual is inside its band and its corroborating evidence
+(the kernel's own accounting, or the pattern that names the cause) is there. Nothing here
+ranks; `verdict.py` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from tcpeval.diagnose.evidence import CpuEvidence, Evidence
+from tcpeval.models import cubic_window_pkts, mathis_goodput_bps
+
+Limit = Literal[
+    "disk",
+    "mtu_black_hole",
+    "path_capacity",
+    "policer",
+    "cpu",
+    "receiver_application",
+    "window_scaling",
+    "receiver_window",
+    "send_buffer",
+    "reordering",
+    "path_loss",
+    "idle_restart",
+    "unexplained",
+]
+
+
+class Fit(BaseModel):
+    """One relation tried: what it predicts, how far the measurement is, whether it holds."""
+
+    limit: Limit
+    # The relation with its figures, e.g. "advertised window / RTT = 79 KiB / 48.0 ms".
+    relation: str
+    predicted_bps: float | None
+    measured_bps: float
+    # measured / predicted − 1; None when the relation predicts no rate.
+    residual: float | None
+    holds: bool
+    # Why it holds or not, in one line.
+    reason: str
+    # The residual over the edge of its band: 0 on the prediction, 1 at the band's edge.
+    closeness: float
+    # The pattern that names the cause was there (the rate alone may fit by chance).
+    corroborated: bool = True
+
+
+@dataclass(frozen=True)
+class Band:
+    """How far below and above its prediction a measured rate may be for a relation to hold."""
+
+    below: float
+    above: float
+
+    def closeness(self, residual: float) -> float:
+        return residual / self.above if residual >= 0 else -residual / self.below
+
+
+# A window over the RTT is a ceiling: the sender cannot have more than a window in flight per
+# round trip. It falls short by the time the window is not full (window updates follow the
+# application's reads, every second segment is ACKed) — 35% covers it; 15% above covers the
+# window's and the RTT's sampling.
+WINDOW_BAND = Band(below=0.35, above=0.15)
+# The send buffer holds the kernel's per-packet bookkeeping (skb truesize) and the unsent data
+# besides the data in flight, and the writer is woken only when a third of it is free: a lab
+# path with tcp_wmem capped at 64 KiB carried 0.6 of buffer / RTT.
+SEND_BUFFER_BAND = Band(below=0.6, above=0.15)
+# Mathis's constant is √(3/2) for periodic loss and one ACK per segment; delayed ACKs,
+# random loss and a short test's slow-start losses move the rate by up to a factor of two.
+LOSS_BAND = Band(below=0.5, above=1.0)
+# A transfer fills the link at 90% of the UDP capacity (TCP/IP headers and the slow start
+# inside a short test take a few percent).
+CAPACITY_BAND = Band(below=0.1, above=0.1)
+# TCP through a token bucket: each loss halves the window, so it averages between about half
+# of the policed rate and the rate itself.
+POLICER_BAND = Band(below=0.5, above=0.1)
+# A thread or core at 90% of its ceiling is waiting on nothing but the CPU.
+CPU_SATURATED = 0.9
+CPU_BAND = Band(below=1 - CPU_SATURATED, above=0.0)
+
+# The kernel's own accounting agrees that the receiver's window held the sender: it counts
+# only the time the window was the sole reason (tcp_chrono), and delayed window updates make
+# it under-count, so a quarter of the busy time is agreement.
+RWND_HELD = 0.25
+# A greedy sender held by its buffer: sndbuf-limited time plus samples with nothing left to
+# send (the probe never stops writing, so an empty queue is the buffer's doing) this share.
+SNDBUF_HELD = 0.5
+# The window was closed (under two segments) in this share of the samples or more: the
+# receiving application did not read.
+CLOSED_SHARE = 0.1
+# The largest window without scaling (RFC 7323 §2.2: the 16-bit field, unshifted).
+UNSCALED_WINDOW_BYTES = 65_535
+# Of the retransmissions, the share the receiver reported as duplicates (DSACK, RFC 2883):
+# above half, the losses TCP reacted to were mostly reordering.
+SPURIOUS_SHARE = 0.5
+# Losses without a queue: the back-to-back train's one-way delay rose by less than this while
+# it lost packets (a drop-tail queue fills, and delays, before it drops).
+POLICER_QUEUE_NS = 2_000_000
+
+
+def fits(e: Evidence) -> list[Fit]:
+    """Every relation the evidence allows, tried."""
+    tried = [_disk(e), _mtu_black_hole(e), _path_capacity(e), _policer(e)]
+    tried += [_cpu(e, c) for c in e.cpu]
+    tried += [_receiver_window(e), _send_buffer(e), _loss(e)]
+    return [fit for fit in tried if fit is not None]
+
+
+def measured_bps(e: Evidence) -> float:
+    """The rate each relation is held against: one stream's over the second half of its
+    test (the windows and the RTT are the second half's too; the first holds slow start),
+    on the wire."""
+    return e.single.steady_wire_bps
+
+
+def _fit(limit: Limit, relation: str, predicted: float, band: Band, e: Evidence) -> Fit:
+    """A rate relation: holds when the residual is inside the band."""
+    measured = measured_bps(e)
+    residual = measured / predicted - 1 if predicted > 0 else float("inf")
+    closeness = band.closeness(residual)
+    holds = closeness <= 1
+    reason = f"measured {_mbps(measured)} against {_mbps(predicted)}: {residual:+.0%}" + (
+        "" if holds else f", outside {-band.below:+.0%}..{band.above:+.0%}"
+    )
+    return Fit(
+        limit=limit,
+        relation=relation,
+        predicted_bps=predicted,
+        measured_bps=measured,
+        residual=residual,
+        holds=holds,
+        reason=reason,
+        closeness=closeness,
+    )
+
+
+def _unless(fit: Fit, corroborated: bool, missing: str) -> Fit:
+    """A rate that fits is not enough when the pattern naming the cause is absent."""
+    if corroborated:
+        return fit
+    reason = f"{fit.reason}; but {missing}"
+    return fit.model_copy(update={"holds": False, "reason": reason, "corroborated": False})
+
+
+def _disk(e: Evidence) -> Fit | None:
+    """A disk-to-disk transfer goes at the slower of the network and the disks."""
+    if not e.disks:
+        return None
+    slowest = min(e.disks, key=lambda d: d.transfer_bps)
+    network = max(e.single.goodput_bps, e.multi.goodput_bps)
+    action = "reads" if slowest.end == "client" else "writes"
+    holds = slowest.transfer_bps < (1 - CAPACITY_BAND.below) * network
+    return Fit(
+        limit="disk",
+        relation=f"disk-to-disk ≈ the {slowest.end}'s {slowest.path} {action} at "
+        f"{_mbps(slowest.transfer_bps)}",
+        predicted_bps=slowest.transfer_bps,
+        measured_bps=network,
+        residual=network / slowest.transfer_bps - 1 if slowest.transfer_bps else None,
+        holds=holds,
+        reason=f"the network carries {_mbps(network)}"
+        + (", more than the disk" if holds else ", no more than the disk"),
+        closeness=0.0 if holds else float("inf"),
+    )
+
+
+def _mtu_black_hole(e: Evidence) -> Fit | None:
+    """Full-size datagrams vanish while small ones arrive: packets above a size are dropped
+    with no ICMP "fragmentation needed" to say so (RFC 2923 §2.1)."""
+    small = e.path.small_train
+    if small is None:
+        return None
+    holds = e.path.burst_received == 0 and small.received > 0
+    return Fit(
+        limit="mtu_black_hole",
+        relation=f"{e.path.burst_datagram_bytes} B datagrams: {e.path.burst_received} of "
+        f"{e.path.burst_sent} arrive; "
+        f"{small.size_bytes} B: {small.received} of {small.sent}",
+        predicted_bps=None,
+        measured_bps=measured_bps(e),
+        residual=None,
+        holds=holds,
+        reason="large packets are lost, small ones are not"
+        if holds
+        else "large datagrams arrive too",
+        closeness=0.0 if holds else float("inf"),
+    )
+
+
+def _path_capacity(e: Evidence) -> Fit | None:
+    """Only against a capacity the UDP train measured: TCP's own best is no proof that the
+    link was full."""
+    if not e.path.capacity_known:
+        return None
+    relation = f"one stream ≈ the path's capacity, {_mbps(e.path.capacity_bps)} (UDP train)"
+    return _fit("path_capacity", relation, e.path.capacity_bps, CAPACITY_BAND, e)
+
+
+def _policer(e: Evidence) -> Fit | None:
+    """A token bucket drops what exceeds its rate without queueing it: the back-to-back train
+    loses packets while its delay hardly rises, and TCP follows the rate the train got
+    through."""
+    p = e.path
+    if p.burst_owd_variation_ns is None or p.burst_received < 2:
+        return None
+    relation = (
+        f"one stream ≈ the policed rate, {_mbps(p.udp_capacity_bps)}: the back-to-back train "
+        f"lost {p.burst_lost} of {p.burst_sent} with its delay rising "
+        f"{p.burst_owd_variation_ns / 1e6:.1f} ms"
+    )
+    fit = _fit("policer", relation, p.udp_capacity_bps, POLICER_BAND, e)
+    unqueued = p.burst_lost > 0 and p.burst_owd_variation_ns < POLICER_QUEUE_NS
+    return _unless(
+        fit,
+        unqueued and e.single.retransmits > 0,
+        "no losses without queueing (a policer drops without delaying)",
+    )
+
+
+def _cpu(e: Evidence, c: CpuEvidence) -> Fit:
+    """A core the transfer's own work saturates: its busiest thread running (or runnable),
+    its cgroup's quota used up, or the core's softirq (the kernel's receive work). The rate
+    the CPU allows is the measured one over that saturation."""
+    saturation, what = c.saturation()
+    relation = f"the {c.role}'s ({c.end}) CPU: {what} at {saturation:.0%}"
+    predicted = measured_bps(e) / max(saturation, 1e-6)
+    fit = _fit("cpu", relation, predicted, CPU_BAND, e)
+    return fit.model_copy(update={"reason": f"{what} at {saturation:.0%} of its ceiling"})
+
+
+def _receiver_window(e: Evidence) -> Fit:
+    """The receiver's advertised window over the RTT; the cause named from the pattern: a
+    window closed again and again is an application that does not read (its rate is the
+    application's, whatever the window when open), one never above 64 KiB with no scaling
+    negotiated is the window scale, otherwise the receive buffer."""
+    s = e.single
+    window = s.advertised_window_mean_bytes
+    relation = f"advertised window / RTT = {_bytes(window)} / {s.srtt_ms:.1f} ms"
+    if s.zero_window >= CLOSED_SHARE:
+        return _receiver_application(e)
+    predicted = window * 8 / (s.srtt_ms / 1e3) if s.srtt_ms > 0 else 0.0
+    limit: Limit = "receiver_window"
+    if s.window_scale == 0 and window <= UNSCALED_WINDOW_BYTES:
+        limit = "window_scaling"
+        relation += ", no window scaling negotiated"
+    fit = _fit(limit, relation, predicted, WINDOW_BAND, e)
+    return _unless(
+        fit,
+        s.rwnd_limited >= RWND_HELD,
+        f"the kernel says the window held the sender only {s.rwnd_limited:.0%} of its busy time",
+    )
+
+
+def _receiver_application(e: Evidence) -> Fit:
+    """A receive buffer the application leaves full: the window closes and the sender waits
+    until the application reads. The rate is the application's; no window predicts it."""
+    s = e.single
+    holds = s.rwnd_limited >= RWND_HELD
+    return Fit(
+        limit="receiver_application",
+        relation=f"the advertised window closed (under two segments) in {s.zero_window:.0%} "
+        "of the samples: the receiving application left its buffer full",
+        predicted_bps=None,
+        measured_bps=measured_bps(e),
+        residual=None,
+        holds=holds,
+        reason=f"rwnd-limited {s.rwnd_limited:.0%} of the sender's busy time",
+        closeness=0.0 if holds else float("inf"),
+    )
+
+
+def _send_buffer(e: Evidence) -> Fit | None:
+    s = e.single
+    held = min(1.0, s.sndbuf_limited + s.app_limited)
+    if s.send_buffer_bytes is None:
+        return None
+    relation = f"send buffer / RTT = {_bytes(s.send_buffer_bytes)} / {s.srtt_ms:.1f} ms"
+    predicted = s.send_buffer_bytes * 8 / (s.srtt_ms / 1e3) if s.srtt_ms > 0 else 0.0
+    fit = _fit("send_buffer", relation, predicted, SEND_BUFFER_BAND, e)
+    return _unless(
+        fit,
+        s.sndbuf_limited > 0 and held >= SNDBUF_HELD,
+        f"the buffer held the sender only {held:.0%} of the time",
+    )
+
+
+def _loss(e: Evidence) -> Fit | None:
+    """The congestion window against the losses TCP met: Mathis et al. (or CUBIC's response
+    function, RFC 9438 §5.2, where it is above Reno's) at the measured loss and RTT. When most
+    retransmissions were spurious (DSACK), the "losses" were reordering."""
+    s = e.single
+    if s.retransmits == 0 or s.loss_rate <= 0:
+        return None
+    rtt_s = s.srtt_ms / 1e3
+    predicted = mathis_goodput_bps(s.mss_bytes, rtt_s, s.loss_rate)
+    model = "Mathis"
+    if s.cc == "cubic":
+        cubic = cubic_window_pkts(s.loss_rate, rtt_s) * s.mss_bytes * 8 / rtt_s
+        if cubic > predicted:
+            predicted, model = cubic, "CUBIC's response function"
+    spurious = s.spurious_share
+    reordered = spurious is not None and spurious >= SPURIOUS_SHARE
+    limit: Limit = "reordering" if reordered else "path_loss"
+    relation = f"{model} at {s.loss_rate:.1e} loss and {s.srtt_ms:.1f} ms = {_mbps(predicted)}" + (
+        "" if spurious is None else f", {spurious:.0%} of the retransmissions spurious"
+    )
+    return _fit(limit, relation, predicted * s.wire_share, LOSS_BAND, e)
+
+
+def _mbps(bps: float) -> str:
+    return f"{bps / 1e6:.1f} Mb/s"
+
+
+def _bytes(n: float) -> str:
+    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"
