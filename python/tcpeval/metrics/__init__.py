@@ -20,6 +20,7 @@ from tcpeval.metrics.fairness import (
     throughput_ratio,
 )
 from tcpeval.metrics.friendliness import bw_impact, bw_impact_aggregate, friendliness
+from tcpeval.metrics.harm import harm, mean_rtt_ms, retransmitted_per_delivered, starved_s
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s, recovery_time
 from tcpeval.metrics.stability import coefficient_of_variation, rtt_cov, throughput_cov
@@ -46,16 +47,20 @@ __all__ = [
     "goodput_between_mbps",
     "goodput_mbps",
     "goodput_series_mbps",
+    "harm",
     "jain_index",
     "label",
     "loss_rate",
     "mean_goodput_mbps",
     "mean_queue_pkts",
+    "mean_rtt_ms",
     "recovery_time",
     "retransmission_rate",
+    "retransmitted_per_delivered",
     "rtt_cov",
     "rtt_unfairness_exponent",
     "samples_by_flow",
+    "starved_s",
     "throughput_cov",
     "throughput_mbps",
     "throughput_ratio",

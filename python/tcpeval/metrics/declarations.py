@@ -20,6 +20,7 @@ from tcpeval.metrics.fairness import (
     jain_index,
     throughput_ratio,
 )
+from tcpeval.metrics.harm import mean_rtt_ms, retransmitted_per_delivered, starved_s
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s
 from tcpeval.metrics.stability import rtt_cov, throughput_cov
@@ -142,6 +143,23 @@ METRICS: dict[str, Metric] = _declare(
             "Mb/s",
             "higher",
             mean_goodput_mbps,
+            ("harm",),
+        ),
+        Metric("classic_rtt_ms", "classic flows' mean RTT", "ms", "lower", mean_rtt_ms, ("harm",)),
+        Metric(
+            "classic_retransmitted",
+            "classic flows' retransmissions per delivered packet",
+            "",
+            "lower",
+            retransmitted_per_delivered,
+            ("harm",),
+        ),
+        Metric(
+            "classic_starved_s",
+            "longest time a classic flow was starved",
+            "s",
+            "lower",
+            starved_s,
             ("harm",),
         ),
         Metric(

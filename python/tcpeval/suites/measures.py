@@ -148,9 +148,7 @@ def impact(result: Result) -> dict[str, float]:
 
 def _mean_goodput_of_last_stack(result: Result) -> float:
     """The mean goodput of the flows that run the last flow's stack."""
-    flows = result.summary["flows"]
-    standard = flows[-1]["cc"]
-    rates = [_goodput_mbps(result, f["id"]) for f in flows if f["cc"] == standard]
+    rates = [_goodput_mbps(result, f) for f in _flows_of_last_stack(result)]
     return sum(rates) / len(rates)
 
 
@@ -183,11 +181,40 @@ def coupling(result: Result) -> dict[str, float]:
 
 
 def harm(result: Result) -> dict[str, float]:
-    """The classic flows' mean long-run goodput: the last group's stack, and group 0 too when
-    it runs the same one (the baseline run, where either flow is "a classic flow beside a
-    classic flow"). One minus the stack's over the baseline's is the harm
-    (docs/methodology.md §3.13)."""
-    return {"classic_mbps": _mean_goodput_of_last_stack(result)}
+    """What the classic flows got over the window — the flows of the last group's stack, and
+    group 0 too when it runs the same one (the baseline run, where either flow is "a classic
+    flow beside a classic flow"): their mean goodput, mean smoothed RTT and retransmitted
+    packets per delivered packet, against which the baseline's are the harm in rate, delay
+    and loss; and the longest time one of them got under a tenth of an equal split of the
+    link (docs/methodology.md §3.13)."""
+    classic = _flows_of_last_stack(result)
+    start_s, end_s = measure_span_s(result.summary)
+    mss = _mss_bytes(result)
+    equal_share_mbps = _bottleneck_mbps(result) / len(result.summary["flows"])
+    flows = result.flows
+    return {
+        "classic_mbps": _mean_goodput_of_last_stack(result),
+        "classic_rtt_ms": _mean_of_defined(
+            [metrics.mean_rtt_ms(flows, f, start_s, end_s) for f in classic]
+        ),
+        "classic_retransmitted": _mean_of_defined(
+            [metrics.retransmitted_per_delivered(flows, f, mss, start_s, end_s) for f in classic]
+        ),
+        "classic_starved_s": max(
+            metrics.starved_s(flows, f, equal_share_mbps, start_s, end_s) for f in classic
+        ),
+    }
+
+
+def _flows_of_last_stack(result: Result) -> list[int]:
+    flows = result.summary["flows"]
+    return [f["id"] for f in flows if f["cc"] == flows[-1]["cc"]]
+
+
+def _bottleneck_mbps(result: Result) -> float:
+    """The bottleneck's rate averaged over the window."""
+    rate = parse_rate_schedule(result.summary["scenario"]["bottleneck"]["rate"])
+    return rate.mean_bps(*measure_span_s(result.summary)) / 1e6
 
 
 def sparse_delay(result: Result) -> dict[str, float]:
