@@ -23,6 +23,7 @@ from tcpeval.metrics.friendliness import bw_impact, bw_impact_aggregate, friendl
 from tcpeval.metrics.harm import harm, mean_rtt_ms, retransmitted_per_delivered, starved_s
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s, recovery_time
+from tcpeval.metrics.short_flows import ideal_completion_s, slowdowns
 from tcpeval.metrics.stability import coefficient_of_variation, rtt_cov, throughput_cov
 from tcpeval.metrics.throughput import (
     goodput_between_mbps,
@@ -48,6 +49,7 @@ __all__ = [
     "goodput_mbps",
     "goodput_series_mbps",
     "harm",
+    "ideal_completion_s",
     "jain_index",
     "label",
     "loss_rate",
@@ -60,6 +62,7 @@ __all__ = [
     "rtt_cov",
     "rtt_unfairness_exponent",
     "samples_by_flow",
+    "slowdowns",
     "starved_s",
     "throughput_cov",
     "throughput_mbps",

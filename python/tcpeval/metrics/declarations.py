@@ -23,6 +23,7 @@ from tcpeval.metrics.fairness import (
 from tcpeval.metrics.harm import mean_rtt_ms, retransmitted_per_delivered, starved_s
 from tcpeval.metrics.loss import congestion_event_rate, loss_rate, retransmission_rate
 from tcpeval.metrics.responsiveness import convergence_time_s
+from tcpeval.metrics.short_flows import slowdowns
 from tcpeval.metrics.stability import rtt_cov, throughput_cov
 from tcpeval.metrics.throughput import mean_goodput_mbps
 
@@ -161,6 +162,30 @@ METRICS: dict[str, Metric] = _declare(
             "lower",
             starved_s,
             ("harm",),
+        ),
+        Metric(
+            "short_slowdown_mean",
+            "short flows' slowdown, mean",
+            "",
+            "lower",
+            slowdowns,
+            ("short_flows",),
+        ),
+        Metric(
+            "short_slowdown_p99",
+            "short flows' slowdown, p99",
+            "",
+            "lower",
+            slowdowns,
+            ("short_flows",),
+        ),
+        Metric(
+            "short_unfinished",
+            "short flows unfinished",
+            "",
+            "lower",
+            None,
+            ("short_flows",),
         ),
         Metric(
             "sparse_delay_ms",

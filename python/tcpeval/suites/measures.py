@@ -258,6 +258,32 @@ def completion(result: Result) -> dict[str, float]:
     return {"completion_s": done, "transfer_mbps": transfer["bytes"] * 8 / done / 1e6}
 
 
+def short_flows(result: Result) -> dict[str, float]:
+    """The [[web]] flows that started in the window: their slowdown against an ideal
+    transfer on an empty path (docs/methodology.md §3.14), mean and 99th percentile, and the
+    share of them that did not complete by the end of the run."""
+    start_s, end_s = measure_span_s(result.summary)
+    web_groups = _web_groups(result.summary)
+    started = [
+        f
+        for f in result.summary["flows"]
+        if f["group"] in web_groups and f["start_s"] is not None and start_s <= f["start_s"] < end_s
+    ]
+    slowdowns = metrics.slowdowns(started, _bottleneck_mbps(result) * 1e6)
+    return {
+        "short_slowdown_mean": float(np.mean(slowdowns)) if len(slowdowns) else math.nan,
+        "short_slowdown_p99": float(np.percentile(slowdowns, 99)) if len(slowdowns) else math.nan,
+        "short_unfinished": 1 - len(slowdowns) / len(started) if started else math.nan,
+    }
+
+
+def _web_groups(summary: dict[str, Any]) -> set[int]:
+    """The groups of the [[web]] tables: flows' groups count the [[flow]] tables first."""
+    scenario = summary["scenario"]
+    first = len(scenario.get("flow") or [])
+    return set(range(first, first + len(scenario.get("web") or [])))
+
+
 def goodput(result: Result) -> dict[str, float]:
     """Goodput of flow 0 over the window."""
     return {"goodput_mbps": _goodput_mbps(result, 0)}
@@ -282,4 +308,5 @@ MEASURES: dict[str, Measure] = {
     "coupling": coupling,
     "harm": harm,
     "sparse_delay": sparse_delay,
+    "short_flows": short_flows,
 }
