@@ -420,7 +420,10 @@ pub(crate) fn build_report(
         warnings.extend(sockopt::shortfalls(id as u32, asked, g));
     }
     let peer = match peer {
-        Ok(p) => Some(p),
+        Ok(mut p) => {
+            p.cpu = p.cpu.map(CpuReport::from_peer);
+            Some(p)
+        }
         Err(e) => {
             warnings.push(format!("no results from the server: {e}"));
             None

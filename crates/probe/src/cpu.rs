@@ -1,21 +1,25 @@
 //! What the CPUs did during a test, on one end: each core's busy and softirq shares
 //! (`/proc/stat`); per thread of this process, the time it ran and the time it was runnable but
 //! waited for a CPU (`/proc/self/task/*/schedstat`: a quota that throttles the cgroup and other
-//! programs on the same core both show there); and the time its cgroup's CPU quota held it back
-//! (`cpu.stat`, when that file is visible). A transfer is CPU-limited when the link is not full
-//! and one of these is near its ceiling (docs/diagnose.md).
+//! programs on the same core both show there); the time its cgroup's CPU quota held it back and,
+//! under a quota, the group's use of it and the share of periods throttled (`cpu_cgroup.rs`,
+//! when the cgroup's files are visible); and over the whole test, the other processes that used
+//! the CPU most (`other_processes.rs`). A transfer is CPU-limited when the link is not full and
+//! one of these is near its ceiling (docs/diagnose.md).
 //!
 //! Sampled every `INTERVAL` by a thread of its own, so a short burst near 100% is not averaged
 //! away over the test; the report keeps each interval and the means.
 
 use std::fs;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+use crate::cpu_cgroup::{CpuCgroup, QuotaCounters};
+use crate::other_processes::{self, OtherProcess, ProcessTimes};
 
 pub const INTERVAL: Duration = Duration::from_millis(250);
 
@@ -37,6 +41,23 @@ pub struct CpuInterval {
     /// The share of the interval this process's cgroup was throttled by its CPU quota;
     /// `None` when no quota applies or the kernel does not say.
     pub throttled: Option<f64>,
+    /// The CPU quota binding this process's cgroup (its own or an ancestor's) over the
+    /// interval; `None` without a quota or when the cgroup's files are not visible.
+    #[serde(default)]
+    pub quota: Option<QuotaInterval>,
+}
+
+/// A CPU quota over one interval (Documentation/scheduler/sched-bwc.rst).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct QuotaInterval {
+    /// The quota, in cores (quota / period).
+    pub quota_cores: f64,
+    /// The cgroup's CPU use over the interval, as a share of the quota (1 = all of it; a
+    /// little over 1 is a period's overrun).
+    pub used_share_of_quota: f64,
+    /// Of the enforcement periods that ended in the interval, the share in which the group
+    /// ran out of quota (0 when none ended: the group did not run).
+    pub throttled_share_of_periods: f64,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
@@ -45,6 +66,25 @@ pub struct CpuReport {
     pub intervals: Vec<CpuInterval>,
     /// The cgroup whose `cpu.stat` was read, if any.
     pub cgroup: Option<String>,
+    /// Over the whole test, the other processes that used the CPU most (at most
+    /// `other_processes::MOST`, the busiest first; this process left out).
+    #[serde(default)]
+    pub other_processes: Vec<OtherProcess>,
+}
+
+impl CpuReport {
+    /// The report as a client keeps a server's: at most `MOST` processes, every peer-chosen
+    /// text escaped (a server is a stranger to the client as much as the reverse).
+    pub fn from_peer(mut self) -> Self {
+        self.other_processes.truncate(other_processes::MOST);
+        self.other_processes = self
+            .other_processes
+            .iter()
+            .map(OtherProcess::escaped)
+            .collect();
+        self.cgroup = self.cgroup.map(|c| crate::escape::peer(&c));
+        self
+    }
 }
 
 /// Cumulative counters at one instant.
@@ -56,6 +96,7 @@ struct Snapshot {
     /// Per thread id: (ns on a CPU, ns runnable and waiting).
     threads: Vec<(u32, (u64, u64))>,
     throttled_ns: Option<u64>,
+    quota: Option<QuotaCounters>,
 }
 
 pub struct CpuSampler {
@@ -78,11 +119,13 @@ impl CpuSampler {
 }
 
 fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
+    let processes = ProcessTimes::now();
     let cgroup = CpuCgroup::of_this_process();
     let mut report = CpuReport {
         interval_ns: INTERVAL.as_nanos() as u64,
         intervals: Vec::new(),
         cgroup: cgroup.as_ref().map(|c| c.stat.display().to_string()),
+        other_processes: Vec::new(),
     };
     let mut before = snapshot(cgroup.as_ref());
     let mut tick: u32 = 1;
@@ -98,6 +141,7 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
         before = after;
         tick += 1;
     }
+    report.other_processes = processes.busiest_since();
     report
 }
 
@@ -109,6 +153,7 @@ fn snapshot(cgroup: Option<&CpuCgroup>) -> Snapshot {
             .unwrap_or_default(),
         threads: thread_schedstats(),
         throttled_ns: cgroup.and_then(CpuCgroup::throttled_ns),
+        quota: cgroup.and_then(CpuCgroup::quota_counters),
     }
 }
 
@@ -154,6 +199,29 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
         most_waiting_thread: max(&waiting),
         process_cores: running.iter().sum(),
         throttled,
+        quota: quota_interval(before.quota, after.quota, wall_s),
+    })
+}
+
+fn quota_interval(
+    before: Option<QuotaCounters>,
+    after: Option<QuotaCounters>,
+    wall_s: f64,
+) -> Option<QuotaInterval> {
+    let (before, after) = (before?, after?);
+    let used_s = after.usage_ns.saturating_sub(before.usage_ns) as f64 / 1e9;
+    let periods = after.periods.saturating_sub(before.periods);
+    let throttled = after
+        .throttled_periods
+        .saturating_sub(before.throttled_periods);
+    Some(QuotaInterval {
+        quota_cores: after.quota_cores,
+        used_share_of_quota: used_s / (after.quota_cores * wall_s),
+        throttled_share_of_periods: if periods == 0 {
+            0.0
+        } else {
+            (throttled as f64 / periods as f64).min(1.0)
+        },
     })
 }
 
@@ -198,79 +266,6 @@ fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
     Some((fields.next()??, fields.next()??))
 }
 
-/// The `cpu.stat` of this process's CPU cgroup, v2 (`throttled_usec`) or v1 (`throttled_time`,
-/// ns), found through `/proc/self/cgroup` and the mounts.
-struct CpuCgroup {
-    stat: PathBuf,
-    v2: bool,
-}
-
-impl CpuCgroup {
-    fn of_this_process() -> Option<Self> {
-        let membership = fs::read_to_string("/proc/self/cgroup").ok()?;
-        let mounts = fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let found = find_cpu_stat(&membership, &mounts)?;
-        found.0.exists().then_some(CpuCgroup {
-            stat: found.0,
-            v2: found.1,
-        })
-    }
-
-    fn throttled_ns(&self) -> Option<u64> {
-        let text = fs::read_to_string(&self.stat).ok()?;
-        let (key, scale) = if self.v2 {
-            ("throttled_usec", 1000)
-        } else {
-            ("throttled_time", 1)
-        };
-        text.lines()
-            .find_map(|line| line.strip_prefix(key)?.trim().parse::<u64>().ok())
-            .map(|v| v * scale)
-    }
-}
-
-/// (path of cpu.stat, is cgroup v2). The v1 `cpu` controller wins when it is mounted: on a
-/// hybrid host the v2 hierarchy then has no CPU controller.
-fn find_cpu_stat(membership: &str, mountinfo: &str) -> Option<(PathBuf, bool)> {
-    let mut v1_mount = None;
-    let mut v2_mount = None;
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mut right = right.split_whitespace();
-        let (Some(mount_point), Some(fstype)) = (left.split_whitespace().nth(4), right.next())
-        else {
-            continue;
-        };
-        let options = right.nth(1).unwrap_or("");
-        if fstype == "cgroup" && options.split(',').any(|o| o == "cpu") {
-            v1_mount = Some(mount_point.to_string());
-        } else if fstype == "cgroup2" {
-            v2_mount = Some(mount_point.to_string());
-        }
-    }
-    for line in membership.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        let relative = path.trim_start_matches('/');
-        if controllers.split(',').any(|c| c == "cpu") {
-            if let Some(mount) = &v1_mount {
-                return Some((PathBuf::from(mount).join(relative).join("cpu.stat"), false));
-            }
-        }
-        if controllers.is_empty() && v1_mount.is_none() {
-            if let Some(mount) = &v2_mount {
-                return Some((PathBuf::from(mount).join(relative).join("cpu.stat"), true));
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,25 +287,20 @@ mod tests {
     }
 
     #[test]
-    fn v1_cpu_controller_is_found_on_a_hybrid_host() {
-        let membership = "4:memory:/x\n1:cpu:/lab/probe\n0::/\n";
-        let mounts = "30 25 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n\
-                      40 25 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
-        let (path, v2) = find_cpu_stat(membership, mounts).unwrap();
-        assert_eq!(path, PathBuf::from("/sys/fs/cgroup/cpu/lab/probe/cpu.stat"));
-        assert!(!v2);
-    }
-
-    #[test]
-    fn v2_is_used_when_no_v1_cpu_controller_is_mounted() {
-        let membership = "0::/user.slice/probe\n";
-        let mounts = "40 25 0:27 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
-        let (path, v2) = find_cpu_stat(membership, mounts).unwrap();
-        assert_eq!(
-            path,
-            PathBuf::from("/sys/fs/cgroup/user.slice/probe/cpu.stat")
-        );
-        assert!(v2);
+    fn a_quota_interval_is_the_use_and_the_throttled_periods_between_readings() {
+        let at = |usage_ms: u64, periods: u64, throttled_periods: u64| QuotaCounters {
+            quota_cores: 0.5,
+            usage_ns: usage_ms * 1_000_000,
+            periods,
+            throttled_periods,
+        };
+        // 0.25 s at half a core allows 125 ms; 100 ms were used.
+        let share = quota_interval(Some(at(1000, 10, 2)), Some(at(1100, 13, 4)), 0.25).unwrap();
+        assert!((share.used_share_of_quota - 0.8).abs() < 1e-12, "{share:?}");
+        assert!((share.throttled_share_of_periods - 2.0 / 3.0).abs() < 1e-12);
+        let idle = quota_interval(Some(at(5, 3, 1)), Some(at(5, 3, 1)), 0.25).unwrap();
+        assert_eq!(idle.throttled_share_of_periods, 0.0);
+        assert_eq!(quota_interval(None, Some(at(1, 1, 1)), 0.25), None);
     }
 
     #[test]

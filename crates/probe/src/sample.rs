@@ -71,6 +71,22 @@ sample_struct! {
     total_rto: Option<u16>,
     /// Reordering events the sender detected (`tcpi_reord_seen`, Linux 4.19).
     reord_seen: Option<u32>,
+    /// The window scale shifts in use (RFC 7323 §2.2): the peer's advertised windows are
+    /// shifted by `snd_wscale`, this end's by `rcv_wscale`; both 0 when the option was not
+    /// negotiated (a window of at most 64 KiB). `None` only from a peer too old to send them.
+    snd_wscale: Option<u8>,
+    rcv_wscale: Option<u8>,
+    /// Segments the peer reported received twice (D-SACK, RFC 2883): retransmissions that
+    /// were not needed (`tcpi_dsack_dups`, Linux 4.19).
+    dsack_dups: Option<u32>,
+    /// The path MTU this socket uses (`tcpi_pmtu`): lower than the interface's after a
+    /// black hole is probed around (RFC 4821) or an ICMP "too big".
+    pmtu_bytes: Option<u32>,
+    /// The MSS this end advertised in its SYN (`tcpi_advmss`).
+    advmss_bytes: Option<u32>,
+    /// The receive-buffer autotuning's estimate of what the application reads per RTT
+    /// (`tcpi_rcv_space`): small when the receiving application reads slowly.
+    rcv_space_bytes: Option<u32>,
 }
 
 trait CsvField {
@@ -136,6 +152,12 @@ impl Sample {
             rcv_wnd_bytes: when(field_end::RCV_WND).then_some(i.rcv_wnd),
             total_rto: when(field_end::TOTAL_RTO).then_some(i.total_rto),
             reord_seen: when(field_end::REORD_SEEN).then_some(i.reord_seen),
+            snd_wscale: Some(r.window_scales().0),
+            rcv_wscale: Some(r.window_scales().1),
+            dsack_dups: when(field_end::DSACK_DUPS).then_some(i.dsack_dups),
+            pmtu_bytes: Some(i.pmtu),
+            advmss_bytes: Some(i.advmss),
+            rcv_space_bytes: Some(i.rcv_space),
         }
     }
 }
@@ -245,8 +267,43 @@ mod tests {
         assert_eq!(sample.reord_seen, Some(3));
         let csv = to_csv(&[sample]);
         let (header, row) = csv.split_once('\n').unwrap();
-        assert!(header.ends_with(",reord_seen"), "{header}");
-        assert!(row.trim_end().ends_with(",3"), "{row}");
+        assert!(header.contains(",reord_seen,"), "{header}");
+        let column = header.split(',').position(|c| c == "reord_seen").unwrap();
+        assert_eq!(row.split(',').nth(column), Some("3"), "{row}");
+    }
+
+    #[test]
+    fn window_scales_come_from_the_bitfield_snd_first() {
+        let reading = TcpInfoReading {
+            info: TcpInfo {
+                wscale_bits: if cfg!(target_endian = "little") {
+                    0x7e
+                } else {
+                    0xe7
+                },
+                ..Default::default()
+            },
+            len_bytes: field_end::BYTES_RETRANS,
+        };
+        let sample = Sample::from_reading(0, 0, &reading);
+        assert_eq!((sample.snd_wscale, sample.rcv_wscale), (Some(14), Some(7)));
+        assert_eq!(sample.dsack_dups, None, "the kernel did not fill it");
+    }
+
+    #[test]
+    fn a_peer_without_the_newer_fields_still_parses() {
+        let reading = TcpInfoReading {
+            info: Default::default(),
+            len_bytes: field_end::DSACK_DUPS,
+        };
+        let mut json = serde_json::to_value(Sample::from_reading(0, 0, &reading)).unwrap();
+        let object = json.as_object_mut().unwrap();
+        for field in ["snd_wscale", "rcv_wscale", "dsack_dups", "pmtu_bytes"] {
+            object.remove(field);
+        }
+        let sample: Sample = serde_json::from_value(json).unwrap();
+        assert_eq!((sample.snd_wscale, sample.pmtu_bytes), (None, None));
+        assert_eq!(sample.advmss_bytes, Some(0));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The two socket options no socket crate wraps: `TCP_INFO` and `SO_MAX_PACING_RATE`.
+//! The two socket options no socket crate wraps, `TCP_INFO` and `SO_MAX_PACING_RATE`, and the
+//! clock tick of /proc's process times.
 //!
 //! This is the crate's only unsafe code: plain `getsockopt`/`setsockopt` calls on a file
 //! descriptor the caller owns, with buffers whose size is passed alongside.
@@ -98,6 +99,8 @@ pub mod field_end {
     pub const BYTES_ACKED: usize = offset_of!(TcpInfo, bytes_acked) + 8;
     /// `tcpi_reord_seen`, Linux 4.19.
     pub const REORD_SEEN: usize = offset_of!(TcpInfo, reord_seen) + 4;
+    /// `tcpi_dsack_dups`, Linux 4.19.
+    pub const DSACK_DUPS: usize = offset_of!(TcpInfo, dsack_dups) + 4;
 }
 
 impl TcpInfoReading {
@@ -109,6 +112,20 @@ impl TcpInfoReading {
     /// `tcpi_delivery_rate_app_limited`, the low bit of the second bitfield byte.
     pub fn app_limited(&self) -> bool {
         self.info.flag_bits & 1 == 1
+    }
+
+    /// (`tcpi_snd_wscale`, `tcpi_rcv_wscale`): the shift applied to the windows the peer
+    /// advertises and to the ones this end advertises (RFC 7323 §2.2). Both are 0 when the
+    /// option was not negotiated; a negotiated shift of 0 caps the window at 64 KiB alike.
+    /// The kernel's bitfield puts `snd` in the first four bits: the low nibble on a
+    /// little-endian machine.
+    pub fn window_scales(&self) -> (u8, u8) {
+        let (first, second) = (self.info.wscale_bits & 0x0f, self.info.wscale_bits >> 4);
+        if cfg!(target_endian = "little") {
+            (first, second)
+        } else {
+            (second, first)
+        }
     }
 }
 
@@ -179,6 +196,14 @@ pub fn max_pacing_rate(fd: BorrowedFd<'_>) -> io::Result<u64> {
     Ok(value)
 }
 
+/// Clock ticks per second, the unit of /proc's process times (`sysconf(_SC_CLK_TCK)`);
+/// 100, what Linux uses everywhere, if the call fails.
+pub fn clock_ticks_per_s() -> u64 {
+    // SAFETY: sysconf reads a constant of the running system; no memory is passed.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(ticks).ok().filter(|t| *t > 0).unwrap_or(100)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +237,10 @@ mod tests {
             "nothing reordered on a fresh connection"
         );
         assert_eq!(reading.info.state, 1, "TCP_ESTABLISHED");
+        // Linux scales by default (net.ipv4.tcp_window_scaling = 1), and loopback's default
+        // receive buffers need a shift of at least 1 to be advertised.
+        let (snd, rcv) = reading.window_scales();
+        assert!(snd >= 1 && rcv >= 1, "{snd} {rcv}");
         assert!(reading.info.snd_cwnd >= 1);
     }
 
