@@ -12,6 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from tcpeval.probe import (
@@ -28,7 +29,7 @@ from tcpeval.probe import (
 from tcpeval.probe.driver import receiver_flows
 from tcpeval.probe.netns import Hosts, Lab, lab, secret_file
 from tcpeval.report.plots import write_plots
-from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, load
+from tcpeval.result import FLOW_COLUMNS, LINK_COLUMNS, Result, load
 
 RATE_BPS = 100_000_000
 QUEUE_BYTES = 150_000
@@ -155,6 +156,45 @@ def test_a_forward_test_keeps_the_receivers_history_and_both_ends_cpus(
         intervals = cpu[end]["intervals"]
         assert len(intervals) >= 8, end  # 3 s at one per 250 ms
         assert all(0 <= i["busiest_thread"] <= 1 for i in intervals)
+
+
+def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(
+    paired, tmp_path: Path
+) -> None:
+    """Both ends' histories carry the window scales, path MTU, advertised MSS, D-SACKs and
+    receive space; each end names the busiest other processes. Turning window scaling off in
+    the receiver's namespace leaves both ends at shift 0 (RFC 7323 §2.2). Two 1 s runs."""
+    the_lab, hosts, server, secret = paired
+    settings = TcpSettings(server=server, secret_file=str(secret), duration="1s")
+
+    def both_ends(raw: Path) -> tuple[Result, pd.DataFrame]:
+        result = run_tcp(settings, wrapper=exec_in(hosts.client_ns), keep_raw=raw)
+        return result, receiver_flows(raw)
+
+    result, receiver = both_ends(tmp_path / "scaled")
+    sender = result.flows
+    for end in (sender, receiver):
+        assert (end["snd_wscale"] > 0).all() and (end["rcv_wscale"] > 0).all()
+        # A veth pair's MTU is 1500: the path MTU; the MSS advertised is 1500 - 40 (IPv4 +
+        # TCP), less the 12 of the timestamp option Linux negotiates by default.
+        assert (end["pmtu_bytes"] == 1500).all() and (end["advmss_bytes"] == 1448).all()
+    # A D-SACK reports a retransmission that was not needed (on a busy machine, a tail loss
+    # probe sent before a late ACK): never more than were sent. The receiver sends no data.
+    assert sender["dsack_dups"].is_monotonic_increasing
+    assert sender["dsack_dups"].iloc[-1] <= sender["retransmits"].iloc[-1]
+    assert (receiver["dsack_dups"] == 0).all()
+    assert (receiver["rcv_space_bytes"] > 0).all()
+    cpu = result.summary["backend"]["details"]["cpu"]
+    for end in ("client", "server"):
+        others = cpu[end]["other_processes"]
+        assert len(others) <= 5 and all(p["cores"] > 0 and p["comm"] for p in others), others
+        # `ip netns exec` hides the cgroup's files, and no quota applies here.
+        assert all(i["quota"] is None for i in cpu[end]["intervals"])
+
+    the_lab.in_ns(hosts.server_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_window_scaling=0")
+    result, receiver = both_ends(tmp_path / "unscaled")
+    for end in (result.flows, receiver):
+        assert (end["snd_wscale"] == 0).all() and (end["rcv_wscale"] == 0).all()
 
 
 def test_reverse_runs_the_server_as_sender(routed) -> None:

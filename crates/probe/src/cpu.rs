@@ -70,6 +70,9 @@ pub struct CpuReport {
     /// `other_processes::MOST`, the busiest first; this process left out).
     #[serde(default)]
     pub other_processes: Vec<OtherProcess>,
+    /// What finding them cost: the CPU time of the two passes over /proc, summed.
+    #[serde(default)]
+    pub other_processes_scan_cpu_ns: u64,
 }
 
 impl CpuReport {
@@ -119,13 +122,16 @@ impl CpuSampler {
 }
 
 fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
+    let scan_started = thread_cpu_ns();
     let processes = ProcessTimes::now();
+    let first_scan_ns = thread_cpu_ns() - scan_started;
     let cgroup = CpuCgroup::of_this_process();
     let mut report = CpuReport {
         interval_ns: INTERVAL.as_nanos() as u64,
         intervals: Vec::new(),
         cgroup: cgroup.as_ref().map(|c| c.stat.display().to_string()),
         other_processes: Vec::new(),
+        other_processes_scan_cpu_ns: 0,
     };
     let mut before = snapshot(cgroup.as_ref());
     let mut tick: u32 = 1;
@@ -141,8 +147,17 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
         before = after;
         tick += 1;
     }
+    let scan_started = thread_cpu_ns();
     report.other_processes = processes.busiest_since();
+    report.other_processes_scan_cpu_ns = first_scan_ns + (thread_cpu_ns() - scan_started);
     report
+}
+
+/// The CPU time this thread has used, in ns (0 if the clock cannot be read).
+fn thread_cpu_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
+        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
+    })
 }
 
 fn snapshot(cgroup: Option<&CpuCgroup>) -> Snapshot {

@@ -82,7 +82,8 @@ sample_struct! {
     /// The path MTU this socket uses (`tcpi_pmtu`): lower than the interface's after a
     /// black hole is probed around (RFC 4821) or an ICMP "too big".
     pmtu_bytes: Option<u32>,
-    /// The MSS this end advertised in its SYN (`tcpi_advmss`).
+    /// The MSS this end advertised in its SYN, less the 12 bytes of the timestamp option when
+    /// it was negotiated: the payload the peer can send per segment (`tcpi_advmss`).
     advmss_bytes: Option<u32>,
     /// The receive-buffer autotuning's estimate of what the application reads per RTT
     /// (`tcpi_rcv_space`): small when the receiving application reads slowly.

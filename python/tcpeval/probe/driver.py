@@ -44,6 +44,20 @@ from tcpeval.units import parse_duration
 INFINITE_SSTHRESH = 0x7FFFFFFF
 # tcpi_pacing_rate when nothing limits pacing (~0UL; `sk_pacing_rate` unset), times 8.
 UNLIMITED_RATES = {2**64 - 1, (2**64 - 1) * 8 % 2**64, 2**32 - 1}
+# TCP_INFO fields kept as the binary names them (crates/probe/src/sample.rs), nullable because
+# missing is not zero: reordering events the sender detected (kernels before 4.19 do not say),
+# the window scale shifts in use (RFC 7323 §2.2; 0 when not negotiated), the needless
+# retransmissions the peer reported (D-SACK), the path MTU, the MSS this end advertised, the
+# receive autotuning's bytes per RTT (a server too old to send these leaves them empty).
+NULLABLE_COUNTS = (
+    "reord_seen",
+    "snd_wscale",
+    "rcv_wscale",
+    "dsack_dups",
+    "pmtu_bytes",
+    "advmss_bytes",
+    "rcv_space_bytes",
+)
 
 
 class ProbeError(BackendError):
@@ -256,8 +270,7 @@ def flows_frame(samples: pd.DataFrame) -> pd.DataFrame:
             "total_rto": s["total_rto"].astype(float),
             "ca_state": s["ca_state"].astype(int),
             "snd_mss_bytes": s["snd_mss_bytes"].astype(int),
-            # Nullable: kernels before 4.19 do not report it, and missing is not zero.
-            "reord_seen": s["reord_seen"].astype("Int64"),
+            **{column: s[column].astype("Int64") for column in NULLABLE_COUNTS},
         }
     )
     assert tuple(frame.columns[: len(FLOW_COLUMNS)]) == FLOW_COLUMNS
