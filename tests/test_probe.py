@@ -37,6 +37,7 @@ TCP_FRAME_OVERHEAD_BYTES = 66
 UDP_FRAME_OVERHEAD_BYTES = 42
 TOLERANCE = 0.05
 INITIAL_WINDOW_PKTS = 10  # RFC 6928, Linux TCP_INIT_CWND
+WINDOW_SCALES = ["snd_wscale", "rcv_wscale"]
 
 
 def exec_in(ns: str) -> list[str]:
@@ -158,9 +159,7 @@ def test_a_forward_test_keeps_the_receivers_history_and_both_ends_cpus(
         assert all(0 <= i["busiest_thread"] <= 1 for i in intervals)
 
 
-def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(
-    paired, tmp_path: Path
-) -> None:
+def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(paired, tmp_path: Path) -> None:
     """Both ends' histories carry the window scales, path MTU, advertised MSS, D-SACKs and
     receive space; each end names the busiest other processes. Turning window scaling off in
     the receiver's namespace leaves both ends at shift 0 (RFC 7323 §2.2). Two 1 s runs."""
@@ -173,11 +172,12 @@ def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(
 
     result, receiver = both_ends(tmp_path / "scaled")
     sender = result.flows
+    # A veth pair's MTU is 1500: the path MTU; the MSS advertised is 1500 - 40 (IPv4 + TCP),
+    # less the 12 of the timestamp option Linux negotiates by default.
+    plain = {"pmtu_bytes": 1500, "advmss_bytes": 1448}
     for end in (sender, receiver):
-        assert (end["snd_wscale"] > 0).all() and (end["rcv_wscale"] > 0).all()
-        # A veth pair's MTU is 1500: the path MTU; the MSS advertised is 1500 - 40 (IPv4 +
-        # TCP), less the 12 of the timestamp option Linux negotiates by default.
-        assert (end["pmtu_bytes"] == 1500).all() and (end["advmss_bytes"] == 1448).all()
+        assert (end[WINDOW_SCALES] > 0).all().all()
+        assert (end[list(plain)] == pd.Series(plain)).all().all()
     # A D-SACK reports a retransmission that was not needed (on a busy machine, a tail loss
     # probe sent before a late ACK): never more than were sent. The receiver sends no data.
     assert sender["dsack_dups"].is_monotonic_increasing
@@ -187,14 +187,15 @@ def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(
     cpu = result.summary["backend"]["details"]["cpu"]
     for end in ("client", "server"):
         others = cpu[end]["other_processes"]
-        assert len(others) <= 5 and all(p["cores"] > 0 and p["comm"] for p in others), others
+        assert len(others) <= 5, others
+        assert all(p["cores"] > 0 and p["comm"] for p in others), others
         # `ip netns exec` hides the cgroup's files, and no quota applies here.
         assert all(i["quota"] is None for i in cpu[end]["intervals"])
 
     the_lab.in_ns(hosts.server_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_window_scaling=0")
     result, receiver = both_ends(tmp_path / "unscaled")
     for end in (result.flows, receiver):
-        assert (end["snd_wscale"] == 0).all() and (end["rcv_wscale"] == 0).all()
+        assert (end[WINDOW_SCALES] == 0).all().all()
 
 
 def test_reverse_runs_the_server_as_sender(routed) -> None:

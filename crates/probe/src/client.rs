@@ -421,7 +421,7 @@ pub(crate) fn build_report(
     }
     let peer = match peer {
         Ok(mut p) => {
-            p.cpu = p.cpu.map(CpuReport::from_peer);
+            p.cpu = p.cpu.map(CpuReport::sanitized);
             Some(p)
         }
         Err(e) => {

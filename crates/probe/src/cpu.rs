@@ -78,7 +78,7 @@ pub struct CpuReport {
 impl CpuReport {
     /// The report as a client keeps a server's: at most `MOST` processes, every peer-chosen
     /// text escaped (a server is a stranger to the client as much as the reverse).
-    pub fn from_peer(mut self) -> Self {
+    pub fn sanitized(mut self) -> Self {
         self.other_processes.truncate(other_processes::MOST);
         self.other_processes = self
             .other_processes
@@ -316,6 +316,24 @@ mod tests {
         let idle = quota_interval(Some(at(5, 3, 1)), Some(at(5, 3, 1)), 0.25).unwrap();
         assert_eq!(idle.throttled_share_of_periods, 0.0);
         assert_eq!(quota_interval(None, Some(at(1, 1, 1)), 0.25), None);
+    }
+
+    #[test]
+    fn a_peers_report_keeps_a_few_processes_escaped() {
+        let hog = |pid: u32| OtherProcess {
+            pid,
+            comm: "hog\n\u{1b}[2J".into(),
+            cores: 1.0,
+        };
+        let report = CpuReport {
+            other_processes: (0..1000).map(hog).collect(),
+            cgroup: Some("/x\nforged".into()),
+            ..Default::default()
+        }
+        .sanitized();
+        assert_eq!(report.other_processes.len(), other_processes::MOST);
+        assert_eq!(report.other_processes[0].comm, "hog\\u{a}\\u{1b}[2J");
+        assert_eq!(report.cgroup.as_deref(), Some("/x\\u{a}forged"));
     }
 
     #[test]

@@ -267,7 +267,7 @@ mod tests {
     }
 
     /// One valid message of each kind a server parses from a client.
-    fn sample_messages() -> [Message; 3] {
+    fn sample_messages() -> [Message; 4] {
         let put = Message::StartPut(PutRequest {
             name: "in/data.bin".into(),
             size_bytes: 1 << 30,
@@ -283,7 +283,42 @@ mod tests {
         let sent = Message::Sent {
             ranges: vec![digest; 2],
         };
-        [sample_request(), put, sent]
+        [sample_request(), put, sent, sample_results()]
+    }
+
+    /// A server's results with what a diagnosis reads: a TCP_INFO sample and the CPU report
+    /// (a quota interval, the other processes).
+    fn sample_results() -> Message {
+        use crate::cpu::{CpuInterval, CpuReport, QuotaInterval};
+        use crate::other_processes::OtherProcess;
+        use crate::sys::TcpInfoReading;
+        let reading = TcpInfoReading {
+            len_bytes: std::mem::size_of::<crate::sys::TcpInfo>(),
+            ..Default::default()
+        };
+        let cpu = CpuReport {
+            interval_ns: 250_000_000,
+            intervals: vec![CpuInterval {
+                quota: Some(QuotaInterval {
+                    quota_cores: 0.5,
+                    used_share_of_quota: 1.0,
+                    throttled_share_of_periods: 0.9,
+                }),
+                ..Default::default()
+            }],
+            cgroup: Some("/sys/fs/cgroup/cpu/x/cpu.stat".into()),
+            other_processes: vec![OtherProcess {
+                pid: 7,
+                comm: "hog".into(),
+                cores: 0.98,
+            }],
+            other_processes_scan_cpu_ns: 3_000_000,
+        };
+        Message::Results(Box::new(crate::report::PeerReport {
+            samples: vec![crate::sample::Sample::from_reading(1, 0, &reading)],
+            cpu: Some(cpu),
+            ..Default::default()
+        }))
     }
 
     #[test]
@@ -402,7 +437,7 @@ mod tests {
             prop::collection::vec(any::<u8>(), 0..256),
             arbitrary_json().prop_map(String::into_bytes),
             // A valid message cut short or with a byte flipped.
-            (0usize..3, 0usize..200, any::<u8>(), any::<usize>()).prop_map(
+            (0usize..4, 0usize..200, any::<u8>(), any::<usize>()).prop_map(
                 |(which, cut, byte, at)| {
                     let mut frame = encode(&sample_messages()[which])[4..].to_vec();
                     let at = at % frame.len();
