@@ -2,7 +2,7 @@
 per TCP test (crates/probe/src/other_processes.rs), with many processes on the host.
 
 Starts `--processes` idle processes (`sleep`), runs a 1 s `probe tcp` between two namespaces
-and prints each end's `other_processes_scan_cpu_ns` (the CPU time of both passes) beside the
+and prints each end's `others_scan_cpu_ns` (the CPU time of both passes) beside the
 number of processes /proc showed. Needs root; the namespaces and the processes are removed here.
 
     .venv/bin/python bench/bench_process_scan.py [--processes 500] [--repeats 3]
@@ -31,7 +31,7 @@ def scan_ms(repeats: int) -> list[tuple[float, float]]:
         for _ in range(repeats):
             result = run_tcp(settings, wrapper=["ip", "netns", "exec", hosts.client_ns])
             cpu = result.summary["backend"]["details"]["cpu"]
-            ends = (cpu[end]["other_processes_scan_cpu_ns"] / 1e6 for end in ("client", "server"))
+            ends = (cpu[end]["others_scan_cpu_ns"] / 1e6 for end in ("client", "server"))
             figures.append(tuple(ends))
     return figures
 

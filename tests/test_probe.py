@@ -186,11 +186,14 @@ def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(paired, tmp_pa
     assert (receiver["rcv_space_bytes"] > 0).all()
     cpu = result.summary["backend"]["details"]["cpu"]
     for end in ("client", "server"):
-        others = cpu[end]["other_processes"]
+        others = cpu[end]["others"]
         assert len(others) <= 5, others
-        assert all(p["cores"] > 0 and p["comm"] for p in others), others
+        assert all(p["cores"] > 0 and p["command"] for p in others), others
         # `ip netns exec` hides the cgroup's files, and no quota applies here.
-        assert all(i["quota"] is None for i in cpu[end]["intervals"])
+        for interval in cpu[end]["intervals"]:
+            assert interval["quota_cores"] is None, interval
+            assert interval["quota_used"] is None, interval
+            assert 0 <= interval["most_runnable_thread"] <= 1, interval
 
     the_lab.in_ns(hosts.server_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_window_scaling=0")
     result, receiver = both_ends(tmp_path / "unscaled")

@@ -36,28 +36,33 @@ pub struct CpuInterval {
     /// The thread of this process that waited longest for a CPU while runnable, as a share
     /// of the interval.
     pub most_waiting_thread: f64,
+    /// The thread of this process that was runnable (running or waiting for a CPU) longest,
+    /// as a share of the interval: 1 for a thread that never sleeps, whatever it got.
+    #[serde(default)]
+    pub most_runnable_thread: f64,
     /// All of this process's threads, in cores.
     pub process_cores: f64,
     /// The share of the interval this process's cgroup was throttled by its CPU quota;
     /// `None` when no quota applies or the kernel does not say.
     pub throttled: Option<f64>,
     /// The CPU quota binding this process's cgroup (its own or an ancestor's) over the
-    /// interval; `None` without a quota or when the cgroup's files are not visible.
-    #[serde(default)]
-    pub quota: Option<QuotaInterval>,
+    /// interval, its fields beside the others.
+    #[serde(flatten)]
+    pub quota: QuotaInterval,
 }
 
-/// A CPU quota over one interval (Documentation/scheduler/sched-bwc.rst).
+/// A CPU quota over one interval (Documentation/scheduler/sched-bwc.rst); every field `None`
+/// without a quota or when the cgroup's files are not visible.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
 pub struct QuotaInterval {
     /// The quota, in cores (quota / period).
-    pub quota_cores: f64,
+    pub quota_cores: Option<f64>,
     /// The cgroup's CPU use over the interval, as a share of the quota (1 = all of it; a
     /// little over 1 is a period's overrun).
-    pub used_share_of_quota: f64,
+    pub quota_used: Option<f64>,
     /// Of the enforcement periods that ended in the interval, the share in which the group
     /// ran out of quota (0 when none ended: the group did not run).
-    pub throttled_share_of_periods: f64,
+    pub throttled_periods: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
@@ -69,22 +74,18 @@ pub struct CpuReport {
     /// Over the whole test, the other processes that used the CPU most (at most
     /// `other_processes::MOST`, the busiest first; this process left out).
     #[serde(default)]
-    pub other_processes: Vec<OtherProcess>,
+    pub others: Vec<OtherProcess>,
     /// What finding them cost: the CPU time of the two passes over /proc, summed.
     #[serde(default)]
-    pub other_processes_scan_cpu_ns: u64,
+    pub others_scan_cpu_ns: u64,
 }
 
 impl CpuReport {
     /// The report as a client keeps a server's: at most `MOST` processes, every peer-chosen
     /// text escaped (a server is a stranger to the client as much as the reverse).
     pub fn sanitized(mut self) -> Self {
-        self.other_processes.truncate(other_processes::MOST);
-        self.other_processes = self
-            .other_processes
-            .iter()
-            .map(OtherProcess::escaped)
-            .collect();
+        self.others.truncate(other_processes::MOST);
+        self.others = self.others.iter().map(OtherProcess::escaped).collect();
         self.cgroup = self.cgroup.map(|c| crate::escape::peer(&c));
         self
     }
@@ -130,8 +131,8 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
         interval_ns: INTERVAL.as_nanos() as u64,
         intervals: Vec::new(),
         cgroup: cgroup.as_ref().map(|c| c.stat.display().to_string()),
-        other_processes: Vec::new(),
-        other_processes_scan_cpu_ns: 0,
+        others: Vec::new(),
+        others_scan_cpu_ns: 0,
     };
     let mut before = snapshot(cgroup.as_ref());
     let mut tick: u32 = 1;
@@ -148,8 +149,8 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
         tick += 1;
     }
     let scan_started = thread_cpu_ns();
-    report.other_processes = processes.busiest_since();
-    report.other_processes_scan_cpu_ns = first_scan_ns + (thread_cpu_ns() - scan_started);
+    report.others = processes.busiest_since();
+    report.others_scan_cpu_ns = first_scan_ns + (thread_cpu_ns() - scan_started);
     report
 }
 
@@ -201,6 +202,7 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
             (share(*ran_ns, ran0), share(*waited_ns, waited0))
         })
         .unzip();
+    let runnable: Vec<f64> = running.iter().zip(&waiting).map(|(r, w)| r + w).collect();
     let max = |values: &[f64]| values.iter().copied().fold(0.0, f64::max).min(1.0);
     let throttled = match (before.throttled_ns, after.throttled_ns) {
         (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 / 1e9 / wall_s).min(1.0)),
@@ -212,9 +214,10 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
         core_softirq,
         busiest_thread: max(&running),
         most_waiting_thread: max(&waiting),
+        most_runnable_thread: max(&runnable),
         process_cores: running.iter().sum(),
         throttled,
-        quota: quota_interval(before.quota, after.quota, wall_s),
+        quota: quota_interval(before.quota, after.quota, wall_s).unwrap_or_default(),
     })
 }
 
@@ -230,13 +233,13 @@ fn quota_interval(
         .throttled_periods
         .saturating_sub(before.throttled_periods);
     Some(QuotaInterval {
-        quota_cores: after.quota_cores,
-        used_share_of_quota: used_s / (after.quota_cores * wall_s),
-        throttled_share_of_periods: if periods == 0 {
+        quota_cores: Some(after.quota_cores),
+        quota_used: Some(used_s / (after.quota_cores * wall_s)),
+        throttled_periods: Some(if periods == 0 {
             0.0
         } else {
             (throttled as f64 / periods as f64).min(1.0)
-        },
+        }),
     })
 }
 
@@ -311,10 +314,10 @@ mod tests {
         };
         // 0.25 s at half a core allows 125 ms; 100 ms were used.
         let share = quota_interval(Some(at(1000, 10, 2)), Some(at(1100, 13, 4)), 0.25).unwrap();
-        assert!((share.used_share_of_quota - 0.8).abs() < 1e-12, "{share:?}");
-        assert!((share.throttled_share_of_periods - 2.0 / 3.0).abs() < 1e-12);
+        assert!((share.quota_used.unwrap() - 0.8).abs() < 1e-12, "{share:?}");
+        assert!((share.throttled_periods.unwrap() - 2.0 / 3.0).abs() < 1e-12);
         let idle = quota_interval(Some(at(5, 3, 1)), Some(at(5, 3, 1)), 0.25).unwrap();
-        assert_eq!(idle.throttled_share_of_periods, 0.0);
+        assert_eq!(idle.throttled_periods, Some(0.0));
         assert_eq!(quota_interval(None, Some(at(1, 1, 1)), 0.25), None);
     }
 
@@ -322,17 +325,17 @@ mod tests {
     fn a_peers_report_keeps_a_few_processes_escaped() {
         let hog = |pid: u32| OtherProcess {
             pid,
-            comm: "hog\n\u{1b}[2J".into(),
+            command: "hog\n\u{1b}[2J".into(),
             cores: 1.0,
         };
         let report = CpuReport {
-            other_processes: (0..1000).map(hog).collect(),
+            others: (0..1000).map(hog).collect(),
             cgroup: Some("/x\nforged".into()),
             ..Default::default()
         }
         .sanitized();
-        assert_eq!(report.other_processes.len(), other_processes::MOST);
-        assert_eq!(report.other_processes[0].comm, "hog\\u{a}\\u{1b}[2J");
+        assert_eq!(report.others.len(), other_processes::MOST);
+        assert_eq!(report.others[0].command, "hog\\u{a}\\u{1b}[2J");
         assert_eq!(report.cgroup.as_deref(), Some("/x\\u{a}forged"));
     }
 
@@ -361,6 +364,15 @@ mod tests {
             .map(|i| i.busiest_thread + i.most_waiting_thread)
             .fold(0.0, f64::max);
         assert!(accounted > 0.9, "{report:?}");
+        // The same, of one thread: never asleep, so runnable all of every interval after the
+        // first (which may open before the spinner starts); 0.9 leaves room for the timing
+        // of the readings.
+        let runnable = report.intervals[1..].iter().map(|i| i.most_runnable_thread);
+        assert!(
+            runnable.clone().all(|r| r > 0.9),
+            "{:?}",
+            runnable.collect::<Vec<_>>()
+        );
         assert!(report.intervals.len() >= 3);
     }
 }

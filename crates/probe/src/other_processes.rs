@@ -22,8 +22,8 @@ const COMM_BYTES: usize = 64;
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct OtherProcess {
     pub pid: u32,
-    /// The process's name, escaped: another program chose it.
-    pub comm: String,
+    /// The process's name (`comm`), escaped: another program chose it.
+    pub command: String,
     /// CPU time over the test, as a share of one core.
     pub cores: f64,
 }
@@ -32,7 +32,7 @@ impl OtherProcess {
     /// The same, safe to keep whoever sent it (a peer's report is not trusted).
     pub fn escaped(&self) -> Self {
         OtherProcess {
-            comm: escape(&self.comm, COMM_BYTES),
+            command: escape(&self.command, COMM_BYTES),
             ..self.clone()
         }
     }
@@ -74,7 +74,7 @@ impl ProcessTimes {
                 let delta = ticks.checked_sub(before).filter(|d| *d > 0)?;
                 Some(OtherProcess {
                     pid,
-                    comm: escape(&comm, COMM_BYTES),
+                    command: escape(&comm, COMM_BYTES),
                     cores: delta as f64 / ticks_per_s / wall_s.max(1e-9),
                 })
             })
@@ -127,10 +127,10 @@ mod tests {
     fn a_name_with_controls_is_escaped() {
         let peer = OtherProcess {
             pid: 1,
-            comm: "evil\n\u{1b}[2J".into(),
+            command: "evil\n\u{1b}[2J".into(),
             cores: 0.5,
         };
-        assert_eq!(peer.escaped().comm, "evil\\u{a}\\u{1b}[2J");
+        assert_eq!(peer.escaped().command, "evil\\u{a}\\u{1b}[2J");
     }
 
     #[test]
@@ -161,7 +161,7 @@ mod tests {
         // Clock ticks are 10 ms: the child's share is known to ±0.02 over 600 ms, and on a
         // machine with other work it gets less than a core; a tenth shows it ran.
         assert!(
-            child.is_some_and(|c| c.comm == "sh" && c.cores > 0.1),
+            child.is_some_and(|c| c.command == "sh" && c.cores > 0.1),
             "{used:?}"
         );
     }

@@ -299,20 +299,20 @@ mod tests {
         let cpu = CpuReport {
             interval_ns: 250_000_000,
             intervals: vec![CpuInterval {
-                quota: Some(QuotaInterval {
-                    quota_cores: 0.5,
-                    used_share_of_quota: 1.0,
-                    throttled_share_of_periods: 0.9,
-                }),
+                quota: QuotaInterval {
+                    quota_cores: Some(0.5),
+                    quota_used: Some(1.0),
+                    throttled_periods: Some(0.9),
+                },
                 ..Default::default()
             }],
             cgroup: Some("/sys/fs/cgroup/cpu/x/cpu.stat".into()),
-            other_processes: vec![OtherProcess {
+            others: vec![OtherProcess {
                 pid: 7,
-                comm: "hog".into(),
+                command: "hog".into(),
                 cores: 0.98,
             }],
-            other_processes_scan_cpu_ns: 3_000_000,
+            others_scan_cpu_ns: 3_000_000,
         };
         Message::Results(Box::new(crate::report::PeerReport {
             samples: vec![crate::sample::Sample::from_reading(1, 0, &reading)],
