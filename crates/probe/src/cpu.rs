@@ -78,6 +78,11 @@ pub struct CpuReport {
     /// What finding them cost: the CPU time of the two passes over /proc, summed.
     #[serde(default)]
     pub others_scan_cpu_ns: u64,
+    /// The quota's figures over the whole test: with an enforcement period longer than the
+    /// interval (a period of 1 s lets the group run its quota at once, then holds it), the
+    /// intervals' figures swing from several times the quota to a fraction of it.
+    #[serde(default)]
+    pub whole_test_quota: QuotaInterval,
 }
 
 impl CpuReport {
@@ -126,15 +131,14 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
     let scan_started = thread_cpu_ns();
     let processes = ProcessTimes::now();
     let first_scan_ns = thread_cpu_ns() - scan_started;
-    let cgroup = CpuCgroup::of_this_process();
+    let mut cgroup = CpuCgroup::of_this_process();
     let mut report = CpuReport {
         interval_ns: INTERVAL.as_nanos() as u64,
-        intervals: Vec::new(),
         cgroup: cgroup.as_ref().map(|c| c.stat.display().to_string()),
-        others: Vec::new(),
-        others_scan_cpu_ns: 0,
+        ..CpuReport::default()
     };
-    let mut before = snapshot(cgroup.as_ref());
+    let first = snapshot(cgroup.as_mut());
+    let mut before = first.clone();
     let mut tick: u32 = 1;
     while !stop.load(Ordering::Relaxed) {
         // Short sleeps, so that finishing does not wait a whole interval.
@@ -142,16 +146,30 @@ fn sample_loop(start: Instant, stop: &AtomicBool) -> CpuReport {
             thread::sleep(Duration::from_millis(10));
             continue;
         }
-        let after = snapshot(cgroup.as_ref());
-        let t_ns = start.elapsed().as_nanos() as u64;
-        report.intervals.extend(interval(&before, &after, t_ns));
+        let after = snapshot(cgroup.as_mut());
+        let elapsed = start.elapsed();
+        report
+            .intervals
+            .extend(interval(&before, &after, elapsed.as_nanos() as u64));
         before = after;
-        tick += 1;
+        tick = next_tick(tick, elapsed);
     }
+    let wall_s = first.at.map_or(0.0, |at| at.elapsed().as_secs_f64());
+    let last_quota = cgroup.as_mut().and_then(CpuCgroup::quota_counters);
+    report.whole_test_quota = quota_interval(first.quota, last_quota, wall_s).unwrap_or_default();
     let scan_started = thread_cpu_ns();
     report.others = processes.busiest_since();
     report.others_scan_cpu_ns = first_scan_ns + (thread_cpu_ns() - scan_started);
     report
+}
+
+/// The tick after one read at `elapsed`: the next, unless this reading came late (this
+/// thread throttled by a quota, or starved); then the first at least half an interval away,
+/// so that no interval is a sliver whose shares are noise.
+fn next_tick(tick: u32, elapsed: Duration) -> u32 {
+    let half_ahead = (elapsed + INTERVAL / 2).as_nanos();
+    let due = half_ahead.div_ceil(INTERVAL.as_nanos()) as u32;
+    (tick + 1).max(due)
 }
 
 /// The CPU time this thread has used, in ns (0 if the clock cannot be read).
@@ -161,14 +179,14 @@ fn thread_cpu_ns() -> u64 {
     })
 }
 
-fn snapshot(cgroup: Option<&CpuCgroup>) -> Snapshot {
+fn snapshot(cgroup: Option<&mut CpuCgroup>) -> Snapshot {
     Snapshot {
         at: Some(Instant::now()),
         cores: fs::read_to_string("/proc/stat")
             .map(|text| parse_cores(&text))
             .unwrap_or_default(),
         threads: thread_schedstats(),
-        throttled_ns: cgroup.and_then(CpuCgroup::throttled_ns),
+        throttled_ns: cgroup.as_deref().and_then(CpuCgroup::throttled_ns),
         quota: cgroup.and_then(CpuCgroup::quota_counters),
     }
 }
@@ -319,6 +337,16 @@ mod tests {
         let idle = quota_interval(Some(at(5, 3, 1)), Some(at(5, 3, 1)), 0.25).unwrap();
         assert_eq!(idle.throttled_periods, Some(0.0));
         assert_eq!(quota_interval(None, Some(at(1, 1, 1)), 0.25), None);
+    }
+
+    #[test]
+    fn a_late_reading_skips_to_a_tick_at_least_half_an_interval_away() {
+        let ms = Duration::from_millis;
+        // On time (INTERVAL = 250 ms): the next tick.
+        assert_eq!(next_tick(4, ms(1001)), 5);
+        // Read at 1.97 s for the tick of 1 s: not 2 s (30 ms away) but 2.25 s.
+        assert_eq!(next_tick(4, ms(1970)), 9);
+        assert_eq!(next_tick(4, ms(1870)), 8, "2 s is 130 ms away");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! sched-bwc.rst). The binding quota is the smallest, in cores, of the group's own and its
 //! ancestors' (each level enforces its own); its group's counters are the ones read.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -30,9 +31,29 @@ enum UsageSource {
     /// v1 with `cpuacct` mounted beside `cpu`: `cpuacct.usage`, ns.
     Cpuacct,
     /// v1 with `cpuacct` mounted apart (its groups are not these): the run time of the tasks
-    /// listed in the group, from their `schedstat`. A thread that exits takes its time since
-    /// the last reading with it.
-    Tasks,
+    /// listed in the group, from their `schedstat`, accumulated reading by reading. A thread
+    /// that exits takes its time since the last reading with it.
+    Tasks(TaskTimes),
+}
+
+/// The group's tasks' run time summed over readings: each reading adds what every listed
+/// thread ran since the one before (all of it for a thread not seen before).
+#[derive(Default)]
+struct TaskTimes {
+    last_ns: HashMap<u32, u64>,
+    total_ns: u64,
+}
+
+impl TaskTimes {
+    fn read(&mut self, tasks: &Path) -> u64 {
+        let now = tasks_run_ns(tasks);
+        for (tid, ran_ns) in &now {
+            let before = self.last_ns.get(tid).copied().unwrap_or(0);
+            self.total_ns += ran_ns.saturating_sub(before);
+        }
+        self.last_ns = now;
+        self.total_ns
+    }
 }
 
 /// The quota's cumulative counters at one instant.
@@ -65,7 +86,7 @@ impl CpuCgroup {
             } else if dir.join("cpuacct.usage").exists() {
                 UsageSource::Cpuacct
             } else {
-                UsageSource::Tasks
+                UsageSource::Tasks(TaskTimes::default())
             };
             QuotaGroup { dir, usage }
         });
@@ -87,18 +108,18 @@ impl CpuCgroup {
     }
 
     /// The binding quota's counters; `None` without a quota (or once it is lifted).
-    pub fn quota_counters(&self) -> Option<QuotaCounters> {
-        let group = self.quota.as_ref()?;
+    pub fn quota_counters(&mut self) -> Option<QuotaCounters> {
+        let group = self.quota.as_mut()?;
         let quota_cores = read_quota_cores(&group.dir, self.v2)?;
         let stat = fs::read_to_string(group.dir.join("cpu.stat")).ok()?;
-        let usage_ns = match group.usage {
+        let usage_ns = match &mut group.usage {
             UsageSource::CpuStat => stat_value(&stat, "usage_usec")? * 1000,
             UsageSource::Cpuacct => fs::read_to_string(group.dir.join("cpuacct.usage"))
                 .ok()?
                 .trim()
                 .parse()
                 .ok()?,
-            UsageSource::Tasks => tasks_run_ns(&group.dir.join("tasks")),
+            UsageSource::Tasks(times) => times.read(&group.dir.join("tasks")),
         };
         Some(QuotaCounters {
             quota_cores,
@@ -152,17 +173,18 @@ fn stat_value(text: &str, key: &str) -> Option<u64> {
     })
 }
 
-/// The summed run time (first field of `schedstat`) of the thread ids listed in `tasks`.
-fn tasks_run_ns(tasks: &Path) -> u64 {
+/// The run time (first field of `schedstat`) of each thread id listed in `tasks`.
+fn tasks_run_ns(tasks: &Path) -> HashMap<u32, u64> {
     let Ok(list) = fs::read_to_string(tasks) else {
-        return 0;
+        return HashMap::new();
     };
     list.lines()
         .filter_map(|tid| {
-            let text = fs::read_to_string(format!("/proc/{}/schedstat", tid.trim())).ok()?;
-            text.split_whitespace().next()?.parse::<u64>().ok()
+            let tid: u32 = tid.trim().parse().ok()?;
+            let text = fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
+            Some((tid, text.split_whitespace().next()?.parse::<u64>().ok()?))
         })
-        .sum()
+        .collect()
 }
 
 /// Where the process's CPU cgroup is: a mount point and the group's path below it.
@@ -336,7 +358,7 @@ mod tests {
             eprintln!("skipped: no writable CPU cgroup controller here");
             return;
         };
-        let cgroup = CpuCgroup::of_process(&group.spinner.id().to_string()).unwrap();
+        let mut cgroup = CpuCgroup::of_process(&group.spinner.id().to_string()).unwrap();
         let before = cgroup.quota_counters().unwrap();
         let started = std::time::Instant::now();
         std::thread::sleep(std::time::Duration::from_millis(1000));

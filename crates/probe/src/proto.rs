@@ -313,6 +313,11 @@ mod tests {
                 cores: 0.98,
             }],
             others_scan_cpu_ns: 3_000_000,
+            whole_test_quota: QuotaInterval {
+                quota_cores: Some(0.5),
+                quota_used: Some(0.99),
+                throttled_periods: Some(0.8),
+            },
         };
         Message::Results(Box::new(crate::report::PeerReport {
             samples: vec![crate::sample::Sample::from_reading(1, 0, &reading)],
