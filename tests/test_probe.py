@@ -15,6 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from diagnose_cases import _join, cpu_cgroup
+from tcpeval.lab.netns import listening_address
 from tcpeval.probe import (
     ProbeError,
     RrSettings,
@@ -194,11 +196,42 @@ def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(paired, tmp_pa
             assert interval["quota_cores"] is None, interval
             assert interval["quota_used"] is None, interval
             assert 0 <= interval["most_runnable_thread"] <= 1, interval
+        assert cpu[end]["whole_test_quota"]["quota_used"] is None
 
     the_lab.in_ns(hosts.server_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_window_scaling=0")
     result, receiver = both_ends(tmp_path / "unscaled")
     for end in (result.flows, receiver):
         assert (end[WINDOW_SCALES] == 0).all().all()
+
+
+def test_a_server_held_to_a_cpu_quota_reports_it_used_up(tmp_path: Path) -> None:
+    """The server in a cgroup allowed 5% of a core in 1 s periods, entered into its network
+    namespace alone (`ip netns exec` would hide its cgroup files): receiving at a veth pair's
+    rate, it uses its whole quota and is throttled in its periods. One 3 s run."""
+    with cpu_cgroup(0.05) as procs, lab() as the_lab:
+        hosts = the_lab.pair()
+        secret = secret_file(tmp_path)
+        serve = [str(probe_binary()), "serve", "--listen", f"{hosts.server_ip}:0",
+                 "--secret-file", str(secret)]  # fmt: skip
+        enter = ["nsenter", f"--net=/run/netns/{hosts.server_ns}"]
+        server = subprocess.Popen(
+            [*_join(procs), *enter, *serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        the_lab.processes.append(server)
+        address = listening_address(server, "the probe server")
+        settings = TcpSettings(server=address, secret_file=str(secret), duration="3s")
+        result = run_tcp(settings, wrapper=exec_in(hosts.client_ns))
+    cpu = result.summary["backend"]["details"]["cpu"]["server"]
+    quota = cpu["whole_test_quota"]
+    assert quota["quota_cores"] == pytest.approx(0.05), cpu
+    # The test spans three whole periods and parts of one or two more: at least 3 × 50 ms
+    # of the ~160 ms its ~3.2 s allow, less up to one period's worth the exiting streams
+    # take with them (0.6); at most five periods' quota (1.6).
+    assert 0.6 <= quota["quota_used"] <= 1.6, cpu
+    # Every period the receiver runs in, it runs out; the last may end first.
+    assert quota["throttled_periods"] >= 0.75, cpu
+    assert all(i["quota_cores"] == pytest.approx(0.05) for i in cpu["intervals"]), cpu
 
 
 def test_reverse_runs_the_server_as_sender(routed) -> None:

@@ -46,7 +46,10 @@ struct TaskTimes {
 
 impl TaskTimes {
     fn read(&mut self, tasks: &Path) -> u64 {
-        let now = tasks_run_ns(tasks);
+        self.add(tasks_run_ns(tasks))
+    }
+
+    fn add(&mut self, now: HashMap<u32, u64>) -> u64 {
         for (tid, ran_ns) in &now {
             let before = self.last_ns.get(tid).copied().unwrap_or(0);
             self.total_ns += ran_ns.saturating_sub(before);
@@ -285,6 +288,16 @@ mod tests {
         assert_eq!(stat_value(v2, "throttled"), None);
         let v1 = "nr_periods 12\nnr_throttled 11\nthrottled_time 123456\n";
         assert_eq!(stat_value(v1, "throttled_time"), Some(123456));
+    }
+
+    #[test]
+    fn task_run_times_keep_what_exited_threads_ran() {
+        let mut times = TaskTimes::default();
+        assert_eq!(times.add(HashMap::from([(1, 100), (2, 50)])), 150);
+        // Thread 2 exited after running 50 ns; thread 1 ran 30 more.
+        assert_eq!(times.add(HashMap::from([(1, 130)])), 180);
+        // Thread 3 is new: all its run time falls after the last reading.
+        assert_eq!(times.add(HashMap::from([(1, 140), (3, 20)])), 210);
     }
 
     #[test]
