@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+
 def ideal_completion_s(size_bytes: float, rtt_s: float, rate_bps: float) -> float:
     return rtt_s + size_bytes * 8 / rate_bps
 
