@@ -40,7 +40,7 @@ def tcp(goodput_bps: float, **changes: Any) -> TcpEvidence:
 def cpu(end: str, **changes: Any) -> CpuEvidence:
     role = "sender" if end == "client" else "receiver"
     fields = {"end": end, "role": role, "busiest_thread": 0.05, "most_waiting_thread": 0.01,
-              "most_runnable_thread": 0.06, "throttled": None, "busiest_core": 0.3,
+              "busiest_thread_runnable": 0.06, "throttled": None, "busiest_core": 0.3,
               "softirq": 0.05}  # fmt: skip
     return CpuEvidence(**(fields | changes))
 
@@ -88,7 +88,7 @@ def test_a_window_that_explains_the_rate_is_named_on_a_busy_host():
     # the time, the busiest thread at 0.4% of a core while a thread waited for a CPU 55%.
     single = tcp(6e6, srtt_ms=48.0, rwnd_limited=0.46, advertised_window_mean_bytes=49e3)
     busy = cpu("server", busiest_thread=0.004, most_waiting_thread=0.55,
-               most_runnable_thread=0.554,
+               busiest_thread_runnable=0.554,
                others=[OtherProgram(pid=4242, command="cc1plus", cores=0.97)])  # fmt: skip
     verdict = decide(evidence(single, cpu=[cpu("client"), busy]))
     assert verdict.limit == "receiver_window"
@@ -210,7 +210,7 @@ def test_large_packets_lost_and_small_ones_not_is_a_black_hole():
 
 
 def test_a_sender_thread_at_a_full_core_is_its_cpu():
-    ends = [cpu("client", busiest_thread=0.97, most_runnable_thread=0.99), cpu("server")]
+    ends = [cpu("client", busiest_thread=0.97, busiest_thread_runnable=0.99), cpu("server")]
     verdict = decide(evidence(tcp(30e6), cpu=ends))
     assert verdict.limit == "cpu"
     assert "sender's (client) CPU" in verdict.headline
@@ -219,7 +219,7 @@ def test_a_sender_thread_at_a_full_core_is_its_cpu():
 def test_a_thread_that_never_sleeps_is_cpu_limited_whoever_holds_the_cpu():
     # Runnable all the time, running only 40% of it: the other programs set its rate.
     ends = [cpu("client", busiest_thread=0.4, most_waiting_thread=0.58,
-                most_runnable_thread=0.98), cpu("server")]  # fmt: skip
+                busiest_thread_runnable=0.98), cpu("server")]  # fmt: skip
     verdict = decide(evidence(tcp(30e6), cpu=ends))
     assert verdict.limit == "cpu"
     assert "never asleep" in verdict.headline

@@ -30,9 +30,7 @@ def test_starvation_is_the_longest_run_of_bins_under_a_tenth_of_an_equal_share()
     # 1 Mb/s per second for 20 s, except nothing from 5 s to 12 s (7 bins).
     t_s = np.arange(1, 21, dtype=float)
     rate_mbps = np.where((t_s > 5) & (t_s <= 12), 0.0, 1.0)
-    flows = pd.DataFrame(
-        {"t_s": t_s, "flow": 0, "delivered_bytes": np.cumsum(rate_mbps) * 1e6 / 8}
-    )
+    flows = pd.DataFrame({"t_s": t_s, "flow": 0, "delivered_bytes": np.cumsum(rate_mbps) * 1e6 / 8})
     assert starved_s(flows, 0, equal_share_mbps=1.0, start_s=0.0, end_s=20.0) == 7.0
     assert starved_s(flows, 0, equal_share_mbps=1.0, start_s=13.0, end_s=20.0) == 0.0
 

@@ -195,7 +195,7 @@ def test_window_scales_path_mtu_and_cpu_evidence_reach_the_result(paired, tmp_pa
         for interval in cpu[end]["intervals"]:
             assert interval["quota_cores"] is None, interval
             assert interval["quota_used"] is None, interval
-            assert 0 <= interval["most_runnable_thread"] <= 1, interval
+            assert 0 <= interval["busiest_thread_runnable"] <= 1, interval
         assert cpu[end]["whole_test_quota"]["quota_used"] is None
 
     the_lab.in_ns(hosts.server_ns, "sysctl", "-q", "-w", "net.ipv4.tcp_window_scaling=0")

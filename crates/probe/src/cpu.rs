@@ -36,10 +36,12 @@ pub struct CpuInterval {
     /// The thread of this process that waited longest for a CPU while runnable, as a share
     /// of the interval.
     pub most_waiting_thread: f64,
-    /// The thread of this process that was runnable (running or waiting for a CPU) longest,
-    /// as a share of the interval: 1 for a thread that never sleeps, whatever it got.
+    /// The share of the interval the busiest thread was runnable (running or waiting for a
+    /// CPU): 1 for a thread that never sleeps, whatever it got. The busiest thread's, not the
+    /// largest of any thread's: a thread that wakes often and waits each time for a loaded
+    /// CPU shows a large runnable share while it hardly needs one.
     #[serde(default)]
-    pub most_runnable_thread: f64,
+    pub busiest_thread_runnable: f64,
     /// All of this process's threads, in cores.
     pub process_cores: f64,
     /// The share of the interval this process's cgroup was throttled by its CPU quota;
@@ -220,8 +222,9 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
             (share(*ran_ns, ran0), share(*waited_ns, waited0))
         })
         .unzip();
-    let runnable: Vec<f64> = running.iter().zip(&waiting).map(|(r, w)| r + w).collect();
     let max = |values: &[f64]| values.iter().copied().fold(0.0, f64::max).min(1.0);
+    let busiest = (0..running.len()).max_by(|&a, &b| running[a].total_cmp(&running[b]));
+    let busiest_runnable = busiest.map_or(0.0, |i| (running[i] + waiting[i]).min(1.0));
     let throttled = match (before.throttled_ns, after.throttled_ns) {
         (Some(b), Some(a)) => Some((a.saturating_sub(b) as f64 / 1e9 / wall_s).min(1.0)),
         _ => None,
@@ -232,7 +235,7 @@ fn interval(before: &Snapshot, after: &Snapshot, t_ns: u64) -> Option<CpuInterva
         core_softirq,
         busiest_thread: max(&running),
         most_waiting_thread: max(&waiting),
-        most_runnable_thread: max(&runnable),
+        busiest_thread_runnable: busiest_runnable,
         process_cores: running.iter().sum(),
         throttled,
         quota: quota_interval(before.quota, after.quota, wall_s).unwrap_or_default(),
@@ -392,10 +395,12 @@ mod tests {
             .map(|i| i.busiest_thread + i.most_waiting_thread)
             .fold(0.0, f64::max);
         assert!(accounted > 0.9, "{report:?}");
-        // The same, of one thread: never asleep, so runnable all of every interval after the
-        // first (which may open before the spinner starts); 0.9 leaves room for the timing
-        // of the readings.
-        let runnable = report.intervals[1..].iter().map(|i| i.most_runnable_thread);
+        // The same, of one thread, the busiest: never asleep, so runnable all of every
+        // interval after the first (which may open before the spinner starts); 0.9 leaves
+        // room for the timing of the readings.
+        let runnable = report.intervals[1..]
+            .iter()
+            .map(|i| i.busiest_thread_runnable);
         assert!(
             runnable.clone().all(|r| r > 0.9),
             "{:?}",

@@ -88,6 +88,9 @@ sample_struct! {
     /// The receive-buffer autotuning's estimate of what the application reads per RTT
     /// (`tcpi_rcv_space`): small when the receiving application reads slowly.
     rcv_space_bytes: Option<u32>,
+    /// `SO_SNDBUF` as the kernel holds it (doubled for its bookkeeping, socket(7)), which
+    /// autotuning grows up to `tcp_wmem`'s maximum: what a send-buffer limit is held against.
+    sndbuf_bytes: Option<u32>,
 }
 
 trait CsvField {
@@ -159,13 +162,17 @@ impl Sample {
             pmtu_bytes: Some(i.pmtu),
             advmss_bytes: Some(i.advmss),
             rcv_space_bytes: Some(i.rcv_space),
+            sndbuf_bytes: None,
         }
     }
 }
 
 pub fn read(stream: u32, socket: &TcpStream, t_ns: u64) -> Option<Sample> {
     let reading = sys::tcp_info(socket.as_fd()).ok()?;
-    Some(Sample::from_reading(t_ns, stream, &reading))
+    let mut sample = Sample::from_reading(t_ns, stream, &reading);
+    let sndbuf = socket2::SockRef::from(socket).send_buffer_size().ok();
+    sample.sndbuf_bytes = sndbuf.and_then(|bytes| u32::try_from(bytes).ok());
+    Some(sample)
 }
 
 pub fn to_csv(samples: &[Sample]) -> String {

@@ -138,9 +138,9 @@ class CpuEvidence(BaseModel):
     throttled: float | None
     busiest_core: float
     softirq: float
-    # The thread that was runnable (running or waiting for a CPU) the largest share of the
-    # time: at 100% it never slept, whatever kept it off the CPU.
-    most_runnable_thread: float | None = None
+    # The share of the time the busiest thread was runnable (running or waiting for a CPU):
+    # at 100% it never slept, whatever kept it off the CPU.
+    busiest_thread_runnable: float | None = None
     # With a CPU quota on the cgroup: the cgroup's use over the quota, and the share of the
     # quota's periods it was throttled in.
     quota_used: float | None = None
@@ -154,8 +154,10 @@ class CpuEvidence(BaseModel):
             (self.busiest_thread, "its busiest thread's share of a core"),
             (self.softirq, "a core's softirq (the kernel's packet work)"),
         ]
-        if self.most_runnable_thread is not None:
-            candidates.append((self.most_runnable_thread, "a thread runnable (never asleep)"))
+        if self.busiest_thread_runnable is not None:
+            candidates.append(
+                (self.busiest_thread_runnable, "its busiest thread runnable (never asleep)")
+            )
         if self.quota_used is not None:
             candidates.append((self.quota_used, "its cgroup's CPU quota used"))
         if self.throttled is not None:
@@ -319,10 +321,14 @@ def _cpu_end(end: End, role: Role, report: dict[str, Any]) -> CpuEvidence:
     cores = pd.DataFrame(intervals["core_busy"].tolist())
     softirq = pd.DataFrame(intervals["core_softirq"].tolist())
     throttled = intervals["throttled"].dropna()
+    # The quota over the whole test: with periods as long as the intervals, a starved group
+    # runs its whole quota in one interval and is held through the next, so the intervals'
+    # figures swing and their mean misleads.
+    quota = report.get("whole_test_quota") or {}
     return CpuEvidence(
-        most_runnable_thread=_mean(intervals, "most_runnable_thread"),
-        quota_used=_mean(intervals, "quota_used"),
-        throttled_periods=_mean(intervals, "throttled_periods"),
+        busiest_thread_runnable=_mean(intervals, "busiest_thread_runnable"),
+        quota_used=quota.get("quota_used"),
+        throttled_periods=quota.get("throttled_periods"),
         others=[OtherProgram(**o) for o in report.get("others", [])],
         end=end,
         role=role,

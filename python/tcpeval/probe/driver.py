@@ -48,7 +48,8 @@ UNLIMITED_RATES = {2**64 - 1, (2**64 - 1) * 8 % 2**64, 2**32 - 1}
 # missing is not zero: reordering events the sender detected (kernels before 4.19 do not say),
 # the window scale shifts in use (RFC 7323 §2.2; 0 when not negotiated), the needless
 # retransmissions the peer reported (D-SACK), the path MTU, the MSS this end advertised, the
-# receive autotuning's bytes per RTT (a server too old to send these leaves them empty).
+# receive autotuning's bytes per RTT, the send buffer's size (a server too old to send these
+# leaves them empty).
 NULLABLE_COUNTS = (
     "reord_seen",
     "snd_wscale",
@@ -57,6 +58,7 @@ NULLABLE_COUNTS = (
     "pmtu_bytes",
     "advmss_bytes",
     "rcv_space_bytes",
+    "sndbuf_bytes",
 )
 
 
