@@ -102,13 +102,14 @@ def test_a_window_that_explains_the_rate_is_named_on_a_busy_host():
 
 def test_a_receiver_starved_by_its_quota_is_the_cause_of_its_closed_window():
     # Measured on a lab path (server capped at 1 ms of CPU per second): the window closed in
-    # 45% of the samples, rwnd-limited 66%, little throttled time (Linux 6.x throttles on the
-    # way back to user space), the quota used up.
-    closed = tcp(17e6, rwnd_limited=0.66, zero_window=0.45, advertised_window_mean_bytes=90e3)
-    starved = cpu("server", throttled=0.055, most_waiting_thread=0.066, quota_used=0.99)
+    # 54% of the samples, rwnd-limited 61%; the quota ran out in every period, though its
+    # accounting says 73% of it was used; the busiest thread runnable 83% of the time.
+    closed = tcp(24.8e6, rwnd_limited=0.61, zero_window=0.54, advertised_window_mean_bytes=1e6)
+    starved = cpu("server", throttled=0.75, most_waiting_thread=0.86,
+                  busiest_thread_runnable=0.83, quota_used=0.73, throttled_periods=1.0)  # fmt: skip
     verdict = decide(evidence(closed, cpu=[cpu("client"), starved]))
     assert [f.limit for f in verdict.ranked] == ["cpu", "receiver_application"]
-    assert "receiver's (server) CPU" in verdict.headline
+    assert "receiver's (server) CPU: its cgroup's quota periods run out at 100%" in verdict.headline
     assert verdict.advice[0].startswith("give the server more CPU")
 
 

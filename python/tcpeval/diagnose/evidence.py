@@ -160,6 +160,11 @@ class CpuEvidence(BaseModel):
             )
         if self.quota_used is not None:
             candidates.append((self.quota_used, "its cgroup's CPU quota used"))
+        if self.throttled_periods is not None:
+            # Throttled in a period only when the quota ran out in it: wanting more CPU
+            # than the quota gives in every period is saturation, whatever the accounting of
+            # a short quota says about its use.
+            candidates.append((self.throttled_periods, "its cgroup's quota periods run out"))
         if self.throttled is not None:
             candidates.append((self.throttled, "its cgroup throttled"))
         return max(candidates, key=lambda c: c[0])

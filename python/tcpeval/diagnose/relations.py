@@ -11,6 +11,7 @@ ranks; `verdict.py` does.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,7 +64,10 @@ class Band:
     above: float
 
     def closeness(self, residual: float) -> float:
-        return residual / self.above if residual >= 0 else -residual / self.below
+        if residual == 0:
+            return 0.0
+        edge = self.above if residual > 0 else self.below
+        return abs(residual) / edge if edge > 0 else math.inf
 
 
 # A window over the RTT is a ceiling: the sender cannot have more than a window in flight per
@@ -103,6 +107,9 @@ UNSCALED_WINDOW_BYTES = 65_535
 # Of the retransmissions, the share the receiver reported as duplicates (DSACK, RFC 2883):
 # above half, the losses TCP reacted to were mostly reordering.
 SPURIOUS_SHARE = 0.5
+# A path that drops large packets carries small ones: nearly all of the small train arrives
+# (a receiver too starved to read loses both).
+SMALL_ARRIVE = 0.9
 # Losses without a queue: the back-to-back train's one-way delay rose by less than this while
 # it lost packets (a drop-tail queue fills, and delays, before it drops).
 POLICER_QUEUE_NS = 2_000_000
@@ -126,7 +133,7 @@ def measured_bps(e: Evidence) -> float:
 def _fit(limit: Limit, relation: str, predicted: float, band: Band, e: Evidence) -> Fit:
     """A rate relation: holds when the residual is inside the band."""
     measured = measured_bps(e)
-    residual = measured / predicted - 1 if predicted > 0 else float("inf")
+    residual = measured / predicted - 1 if predicted > 0 else math.inf
     closeness = band.closeness(residual)
     holds = closeness <= 1
     reason = f"measured {_mbps(measured)} against {_mbps(predicted)}: {residual:+.0%}" + (
@@ -170,7 +177,7 @@ def _disk(e: Evidence) -> Fit | None:
         holds=holds,
         reason=f"the network carries {_mbps(network)}"
         + (", more than the disk" if holds else ", no more than the disk"),
-        closeness=0.0 if holds else float("inf"),
+        closeness=0.0 if holds else math.inf,
     )
 
 
@@ -180,7 +187,7 @@ def _mtu_black_hole(e: Evidence) -> Fit | None:
     small = e.path.small_train
     if small is None:
         return None
-    holds = e.path.burst_received == 0 and small.received > 0
+    holds = e.path.burst_received == 0 and small.received >= SMALL_ARRIVE * small.sent
     return Fit(
         limit="mtu_black_hole",
         relation=f"{e.path.burst_datagram_bytes} B datagrams: {e.path.burst_received} of "
@@ -192,8 +199,8 @@ def _mtu_black_hole(e: Evidence) -> Fit | None:
         holds=holds,
         reason="large packets are lost, small ones are not"
         if holds
-        else "large datagrams arrive too",
-        closeness=0.0 if holds else float("inf"),
+        else "small datagrams are lost too",
+        closeness=0.0 if holds else math.inf,
     )
 
 
@@ -232,6 +239,8 @@ def _cpu(e: Evidence, c: CpuEvidence) -> Fit:
     its cgroup's quota used up, or the core's softirq (the kernel's receive work). The rate
     the CPU allows is the measured one over that saturation."""
     saturation, what = c.saturation()
+    # A quota's accounting can say a little over all of it: saturated is saturated.
+    saturation = min(saturation, 1.0)
     relation = f"the {c.role}'s ({c.end}) CPU: {what} at {saturation:.0%}"
     predicted = measured_bps(e) / max(saturation, 1e-6)
     fit = _fit("cpu", relation, predicted, CPU_BAND, e)
@@ -275,7 +284,7 @@ def _receiver_application(e: Evidence) -> Fit:
         residual=None,
         holds=holds,
         reason=f"rwnd-limited {s.rwnd_limited:.0%} of the sender's busy time",
-        closeness=0.0 if holds else float("inf"),
+        closeness=0.0 if holds else math.inf,
     )
 
 
