@@ -56,6 +56,16 @@ pub struct ResponseStart {
     pub cwnd_pkts: u32,
     pub ssthresh_pkts: u32,
     pub idle_ns: u64,
+    /// The retransmission timeout then: an idle gap longer than it restarts slow start
+    /// (RFC 5681 §4.1), so it tells whether a restart was due.
+    #[serde(default)]
+    pub rto_us: u32,
+    #[serde(default)]
+    pub mss_bytes: u32,
+    /// The window the requester last advertised (`tcpi_snd_wnd`): a response larger than it
+    /// waits for the requester's reads, whatever the congestion window.
+    #[serde(default)]
+    pub peer_window_bytes: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]

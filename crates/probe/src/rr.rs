@@ -118,6 +118,9 @@ fn write_first_segment(
         cwnd_pkts: after.snd_cwnd_pkts,
         ssthresh_pkts: after.snd_ssthresh_pkts,
         idle_ns,
+        rto_us: after.rto_us,
+        mss_bytes: after.snd_mss_bytes,
+        peer_window_bytes: after.snd_wnd_bytes,
     };
     Some((start, first as u64))
 }
@@ -146,6 +149,11 @@ pub struct Exchange {
     pub latency_ns: u64,
     pub cwnd_at_start_pkts: Option<u32>,
     pub ssthresh_at_start_pkts: Option<u32>,
+    /// The responder's RTO and MSS at the start of the response, and the window this end had
+    /// advertised to it (absent from an older server).
+    pub rto_at_start_us: Option<u32>,
+    pub mss_bytes: Option<u32>,
+    pub window_at_start_bytes: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -206,6 +214,9 @@ pub fn run(options: &RrOptions, interrupted: &AtomicBool) -> Result<RrRunReport>
                 latency_ns,
                 cwnd_at_start_pkts: start.map(|s| s.cwnd_pkts),
                 ssthresh_at_start_pkts: start.map(|s| s.ssthresh_pkts),
+                rto_at_start_us: start.map(|s| s.rto_us).filter(|&us| us > 0),
+                mss_bytes: start.map(|s| s.mss_bytes).filter(|&b| b > 0),
+                window_at_start_bytes: start.and_then(|s| s.peer_window_bytes),
             }
         })
         .collect();
