@@ -58,6 +58,14 @@ CASES = {
 
 
 def run_case(case: Case, out: Path) -> Diagnosis:
+    with case_target(case) as (target, disk_dir):
+        return diagnose(target, out, DURATION_S, 4, disk_dir, formats=("svg",))
+
+
+@contextmanager
+def case_target(case: Case) -> Iterator[tuple[Target, Path | None]]:
+    """The case's lab path with a probe server on its far end: the target, and the
+    directory whose disk is capped (None when the case caps none)."""
     scenario = parse_scenario(
         {
             "name": f"diagnose-{case.limit}",
@@ -94,8 +102,7 @@ def run_case(case: Case, out: Path) -> Diagnosis:
             group = stack.enter_context(read_capped_cgroup(disk_dir, case.client_read_bytes_per_s))
             # Joined before entering the namespace: `ip netns exec` hides /sys/fs/cgroup.
             wrapper = (*_join(group), *wrapper)
-        target = Target(address, str(secret), wrapper)
-        return diagnose(target, out, DURATION_S, 4, disk_dir, formats=("svg",))
+        yield Target(address, str(secret), wrapper), disk_dir
 
 
 def _sysctls(ns: str, values: dict[str, str]) -> None:

@@ -7,13 +7,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tcpeval.probe.cli import DEFAULT_PORT, Host, Secret, _fail, _server
 
+if TYPE_CHECKING:
+    from tcpeval.diagnose.idle import IdleEvidence
+
 MAX_STREAMS = 128
+# The request-response step moves six responses (64 MB takes 5 s at 100 Mb/s): a bound on
+# its time.
+MAX_RESPONSE_BYTES = 64 * 10**6
 
 
 def diagnose_command(
@@ -24,6 +30,13 @@ def diagnose_command(
     streams: Annotated[int, typer.Option(help="Streams of the parallel test, 2–128.")] = 4,
     path: Annotated[
         Path | None, typer.Option(help="A directory whose disk rates are measured too.")
+    ] = None,
+    response_size: Annotated[
+        str | None,
+        typer.Option(
+            help="Also time responses of this size (what your application sends, e.g. 1MB) "
+            "on one connection after idle gaps: slow start after idle.",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print summary.json.")] = False,
     formats: Annotated[
@@ -52,9 +65,10 @@ def diagnose_command(
         _fail(f"streams: '{streams}' must be 2..{MAX_STREAMS}")
     if path is not None and not path.is_dir():
         _fail(f"path: '{path}' is not a directory")
+    response_bytes = None if response_size is None else _response_bytes(response_size)
     target = Target(server=_server(host, DEFAULT_PORT), secret_file=str(secret_file))
     try:
-        diagnosis = diagnose(target, out, seconds, streams, path, figures)
+        diagnosis = diagnose(target, out, seconds, streams, path, figures, response_bytes)
     except (ProbeError, FileExistsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
@@ -70,6 +84,8 @@ def diagnose_command(
         typer.echo(f"  evidence: {line}")
     for line in diagnosis.verdict.advice:
         typer.echo(f"  advice: {line}")
+    if diagnosis.idle is not None:
+        _echo_idle(diagnosis.idle)
     typer.echo(f"→ {out / 'diagnosis.html'} ({diagnosis.wall_seconds:.0f} s)")
 
 
@@ -83,3 +99,26 @@ def _duration_s(text: str) -> float:
     if not 5 <= seconds <= 600:
         _fail(f"duration: '{text}' must be 5s to 600s")
     return seconds
+
+
+def _response_bytes(text: str) -> int:
+    from tcpeval.units import parse_size
+
+    try:
+        size = parse_size(text).bytes
+    except ValueError as e:
+        _fail(f"response-size: '{text}' {e}")
+    if not 1 <= size <= MAX_RESPONSE_BYTES:
+        _fail(f"response-size: '{text}' must be 1B to 64MB")
+    return size
+
+
+def _echo_idle(evidence: IdleEvidence) -> None:
+    from tcpeval.diagnose.idle import idle_restart
+
+    finding = idle_restart(evidence)
+    typer.echo(f"request-response: {finding.headline}")
+    for line in finding.evidence:
+        typer.echo(f"  evidence: {line}")
+    for line in finding.advice:
+        typer.echo(f"  advice: {line}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from tcpeval.diagnose.evidence import Evidence, gather
+from tcpeval.diagnose.idle import IdleEvidence
 from tcpeval.diagnose.measure import Target, measure
 from tcpeval.diagnose.page import diagnosis_figures, render, write_figures
 from tcpeval.diagnose.predict import stack_goodputs
@@ -23,6 +24,8 @@ class Diagnosis(BaseModel):
     evidence: Evidence
     # Simulated goodput per stack on the measured path (loss-limited paths only).
     predictions: dict[str, float]
+    # Request-response exchanges after idle gaps, when a response size was given.
+    idle: IdleEvidence | None = None
     step_seconds: dict[str, float]
     wall_seconds: float
 
@@ -34,13 +37,15 @@ def diagnose(
     streams: int = 4,
     path: Path | None = None,
     formats: Sequence[str] = (),
+    response_bytes: int | None = None,
 ) -> Diagnosis:
-    """Runs every measurement against `target`; writes `out/summary.json`,
+    """Runs every measurement against `target` (with `response_bytes`, request-response
+    exchanges with responses of that size too); writes `out/summary.json`,
     `out/diagnosis.html`, each TCP test's result directory and the page's figures in each of
     `formats`."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
-    runs = measure(target, duration_s, streams, path, out)
+    runs = measure(target, duration_s, streams, path, out, response_bytes)
     evidence = gather(runs)
     verdict = decide(evidence)
     predictions: dict[str, float] = {}
@@ -56,6 +61,7 @@ def diagnose(
         verdict=verdict,
         evidence=evidence,
         predictions=predictions,
+        idle=runs.idle,
         step_seconds=runs.step_seconds,
         wall_seconds=time.monotonic() - started,
     )

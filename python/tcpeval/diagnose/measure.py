@@ -1,8 +1,9 @@
 """The measurements a diagnosis rests on, taken in order against one probe server
 (docs/diagnose.md): UDP trains for the path's capacity and loss without TCP, memory-to-memory
-TCP with one stream and with N (TCP_INFO histories and both ends' CPUs), and with a
-directory, the disks' rates of both ends. Ctrl-C stops the diagnosis (the binary keeps what it
-measured of the step it was in, but half a diagnosis would name the wrong limit).
+TCP with one stream and with N (TCP_INFO histories and both ends' CPUs), with a response
+size, request-response exchanges after idle gaps (idle.py), and with a directory, the disks'
+rates of both ends. Ctrl-C stops the diagnosis (the binary keeps what it measured of the step
+it was in, but half a diagnosis would name the wrong limit).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from pydantic import BaseModel
 
+from tcpeval.diagnose.idle import IdleEvidence, measure_idle, min_rtt_s
 from tcpeval.probe.driver import ProbeError, receiver_flows, run_disk, run_tcp, run_udp
 from tcpeval.probe.settings import DiskSettings, TcpSettings, UdpSettings
 from tcpeval.result import Result
@@ -77,11 +79,20 @@ class Runs:
     disk: dict[str, Any] | None = None
     server_disk: dict[str, Any] | None = None
     small_train: TrainEvidence | None = None
+    # Slow start after idle, when a response size was given.
+    idle: IdleEvidence | None = None
     notes: list[str] = field(default_factory=list)
     step_seconds: dict[str, float] = field(default_factory=dict)
 
 
-def measure(target: Target, duration_s: float, streams: int, path: Path | None, out: Path) -> Runs:
+def measure(
+    target: Target,
+    duration_s: float,
+    streams: int,
+    path: Path | None,
+    out: Path,
+    response_bytes: int | None = None,
+) -> Runs:
     """Runs every step in order; raw outputs go under `out`."""
     timer = _Timer()
     capacity = timer.step("udp capacity", lambda: _train(target, 0, CAPACITY_TRAIN_PKTS, out))
@@ -96,6 +107,12 @@ def measure(target: Target, duration_s: float, streams: int, path: Path | None, 
     multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s, out))
     receiver = receiver_flows(_raw_dir(out, 1))
     runs = Runs(capacity, loss, single, multi, receiver, small_train=small)
+    if response_bytes is not None:
+        path_bps = max(capacity_bps, _goodput_bps(single), _goodput_bps(multi))
+        rtt_s = min_rtt_s(single)
+        runs.idle = timer.step(
+            "request-response", lambda: measure_idle(target, response_bytes, rtt_s, path_bps, out)
+        )
     if path is not None:
         size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
         runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
