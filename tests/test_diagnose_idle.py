@@ -123,7 +123,12 @@ def test_idle_restart_is_found_when_the_server_restarts(
     # The server (the far end, in the path's receiver namespace) sends the responses; its
     # namespace's sysctl decides whether it restarts. 256 kB is 177 segments: from a restart
     # window of 10, four round trips of slow start more than a warm window needs.
-    sysctl = {"net.ipv4.tcp_slow_start_after_idle": str(slow_start_after_idle)}
+    # CUBIC: Linux skips the restart for a stack with its own control loop (BBR), and BBR
+    # may be the host's default, which a new namespace inherits.
+    sysctl = {
+        "net.ipv4.tcp_slow_start_after_idle": str(slow_start_after_idle),
+        "net.ipv4.tcp_congestion_control": "cubic",
+    }
     with case_target(Case("idle_restart", receiver_sysctls=sysctl)) as (target, _):
         # The lab path's own RTT and rate: the test runs this step alone.
         e = measure_idle(target, 256_000, RTT_S, RATE_BPS, tmp_path)
@@ -136,3 +141,24 @@ def test_idle_restart_is_found_when_the_server_restarts(
         assert e.cwnd_after_idle_pkts <= max(initial_window_pkts(MSS), e.cwnd_warm_pkts // 2)
     else:
         assert e.cwnd_after_idle_pkts >= e.cwnd_warm_pkts
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [
+        ("0B", "error: response-size: '0B' must be 1B to 64MB"),
+        ("65MB", "error: response-size: '65MB' must be 1B to 64MB"),
+        ("lots", "error: response-size: 'lots' "),
+    ],
+)
+def test_a_bad_response_size_is_one_error_line(size: str, message: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from tcpeval.cli import app
+
+    secret = tmp_path / "secret"
+    secret.write_text("x" * 32)
+    args = ["diagnose", "192.0.2.1", "--secret-file", str(secret), "--out", str(tmp_path / "o")]
+    done = CliRunner().invoke(app, [*args, "--response-size", size])
+    assert done.exit_code == 2
+    assert done.output.strip().startswith(message), done.output
