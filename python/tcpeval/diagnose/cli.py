@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tcpeval.diagnose.idle import IdleEvidence
 
 MAX_STREAMS = 128
-# The request-response step moves six responses (64 MB takes 5 s at 100 Mb/s): a bound on
+# The request-response step moves seven responses (64 MB takes 5 s at 100 Mb/s): a bound on
 # its time.
 MAX_RESPONSE_BYTES = 64 * 10**6
 
