@@ -19,6 +19,8 @@ from tcpeval.diagnose.idle import (
     initial_window_pkts,
     measure_idle,
 )
+from tcpeval.diagnose.verdict import decide
+from test_diagnose_verdict import evidence, tcp
 
 MSS = 1448
 RTT_S = 0.040
@@ -83,6 +85,17 @@ def test_responses_slowed_by_a_restarted_window_hold() -> None:
     assert e.cwnd_warm_pkts == 300
     assert e.cwnd_after_idle_pkts == 11
     assert any("tcp_slow_start_after_idle=0" in line for line in finding.advice)
+
+
+def test_the_responses_finding_comes_before_the_bulk_limit() -> None:
+    # The user asked about responses (--response-size): a restart that slows them is the
+    # answer, the full link of the bulk test the second name.
+    idle = _evidence([200, 80, 41, 41, 200, 201, 199], [10, 135, 300, 320, 10, 11, 11])
+    verdict = decide(evidence(tcp(93e6), idle=idle))
+    assert [f.limit for f in verdict.ranked] == ["idle_restart", "path_capacity"]
+    assert any("tcp_slow_start_after_idle=0" in line for line in verdict.advice)
+    kept = _evidence([200, 80, 41, 41, 200, 200, 200], [10, 135, 300, 320, 320, 330, 330])
+    assert decide(evidence(tcp(93e6), idle=kept)).limit == "path_capacity"
 
 
 def test_a_window_kept_across_idle_is_not_a_restart_even_when_slower() -> None:

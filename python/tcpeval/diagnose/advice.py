@@ -64,10 +64,8 @@ FIXED: dict[Limit, list[str]] = {
         "reordering window after a DSACK",
         "find the reordering hop: link aggregation or ECMP hashing per packet instead of per flow",
     ],
-    "idle_restart": [
-        "sysctl -w net.ipv4.tcp_slow_start_after_idle=0 on the responding host: the window "
-        "is kept across idle periods (RFC 5681 §4.1 asks for the restart; RFC 7661 relaxes it)",
-    ],
+    # Slow start after idle's advice comes with its figures from idle.py.
+    "idle_restart": [],
     "unexplained": [
         "look at the sending application (app-limited time) and the path's middleboxes"
     ],

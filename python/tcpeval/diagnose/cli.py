@@ -14,7 +14,7 @@ import typer
 from tcpeval.probe.cli import DEFAULT_PORT, Host, Secret, _fail, _server
 
 if TYPE_CHECKING:
-    from tcpeval.diagnose.idle import IdleEvidence
+    pass
 
 MAX_STREAMS = 128
 # The request-response step moves seven responses (64 MB takes 5 s at 100 Mb/s): a bound on
@@ -84,8 +84,6 @@ def diagnose_command(
         typer.echo(f"  evidence: {line}")
     for line in diagnosis.verdict.advice:
         typer.echo(f"  advice: {line}")
-    if diagnosis.idle is not None:
-        _echo_idle(diagnosis.idle)
     typer.echo(f"→ {out / 'diagnosis.html'} ({diagnosis.wall_seconds:.0f} s)")
 
 
@@ -111,14 +109,3 @@ def _response_bytes(text: str) -> int:
     if not 1 <= size <= MAX_RESPONSE_BYTES:
         _fail(f"response-size: '{text}' must be 1B to 64MB")
     return size
-
-
-def _echo_idle(evidence: IdleEvidence) -> None:
-    from tcpeval.diagnose.idle import idle_restart
-
-    finding = idle_restart(evidence)
-    typer.echo(f"request-response: {finding.headline}")
-    for line in finding.evidence:
-        typer.echo(f"  evidence: {line}")
-    for line in finding.advice:
-        typer.echo(f"  advice: {line}")

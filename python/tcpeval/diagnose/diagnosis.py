@@ -11,7 +11,6 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from tcpeval.diagnose.evidence import Evidence, gather
-from tcpeval.diagnose.idle import IdleEvidence
 from tcpeval.diagnose.measure import Target, measure
 from tcpeval.diagnose.page import diagnosis_figures, render, write_figures
 from tcpeval.diagnose.predict import stack_goodputs
@@ -24,8 +23,6 @@ class Diagnosis(BaseModel):
     evidence: Evidence
     # Simulated goodput per stack on the measured path (loss-limited paths only).
     predictions: dict[str, float]
-    # Request-response exchanges after idle gaps, when a response size was given.
-    idle: IdleEvidence | None = None
     step_seconds: dict[str, float]
     wall_seconds: float
 
@@ -61,7 +58,6 @@ def diagnose(
         verdict=verdict,
         evidence=evidence,
         predictions=predictions,
-        idle=runs.idle,
         step_seconds=runs.step_seconds,
         wall_seconds=time.monotonic() - started,
     )

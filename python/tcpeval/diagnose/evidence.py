@@ -9,6 +9,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel
 
+from tcpeval.diagnose.idle import IdleEvidence
 from tcpeval.diagnose.measure import (
     UDP_OVERHEAD_BYTES,
     UDP_PAYLOAD_BYTES,
@@ -190,6 +191,8 @@ class Evidence(BaseModel):
     cpu: list[CpuEvidence]
     disks: list[DiskEvidence]
     notes: list[str]
+    # Request-response exchanges after idle gaps, when a response size was given.
+    idle: IdleEvidence | None = None
 
 
 def gather(runs: Runs) -> Evidence:
@@ -206,6 +209,7 @@ def gather(runs: Runs) -> Evidence:
             if disk is not None
         ],
         notes=runs.notes,
+        idle=runs.idle,
     )
 
 

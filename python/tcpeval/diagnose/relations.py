@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from tcpeval.diagnose.evidence import CpuEvidence, Evidence
+from tcpeval.diagnose.idle import idle_restart
 from tcpeval.models import cubic_window_pkts, mathis_goodput_bps
 
 Limit = Literal[
@@ -119,7 +120,7 @@ def fits(e: Evidence) -> list[Fit]:
     """Every relation the evidence allows, tried."""
     tried = [_disk(e), _mtu_black_hole(e), _path_capacity(e), _policer(e)]
     tried += [_cpu(e, c) for c in e.cpu]
-    tried += [_receiver_window(e), _send_buffer(e), _loss(e)]
+    tried += [_receiver_window(e), _send_buffer(e), _loss(e), _idle_restart(e)]
     return [fit for fit in tried if fit is not None]
 
 
@@ -324,6 +325,32 @@ def _loss(e: Evidence) -> Fit | None:
         "" if spurious is None else f", {spurious:.0%} of the retransmissions spurious"
     )
     return _fit(limit, relation, predicted * s.wire_share, LOSS_BAND, e)
+
+
+def _idle_restart(e: Evidence) -> Fit | None:
+    """Responses after idle gaps against slow start from the restarted window (idle.py):
+    the rate a response gets, measured after idle and predicted from the restart."""
+    idle = e.idle
+    if idle is None or idle.after_idle_ms is None or idle.warm_ms is None:
+        return None
+    finding = idle_restart(idle)
+    predicted_ms = idle.warm_ms + idle.restart_cost_predicted_ms
+    bits = idle.response_bytes * 8
+    measured, predicted = bits / (idle.after_idle_ms / 1e3), bits / (predicted_ms / 1e3)
+    residual = measured / predicted - 1
+    return Fit(
+        limit="idle_restart",
+        relation=f"a {idle.response_bytes} B response after idle ≈ back to back "
+        f"({idle.warm_ms:.0f} ms) plus slow start from the restarted window "
+        f"({idle.restart_cost_predicted_ms:.0f} ms)",
+        predicted_bps=predicted,
+        measured_bps=measured,
+        residual=residual,
+        holds=finding.holds,
+        reason=finding.headline,
+        closeness=0.0 if finding.holds else math.inf,
+        corroborated=idle.cwnd_after_idle_pkts is not None,
+    )
 
 
 def _mbps(bps: float) -> str:

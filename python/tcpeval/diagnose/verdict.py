@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from tcpeval.diagnose.advice import advice_for
 from tcpeval.diagnose.evidence import CpuEvidence, Evidence
+from tcpeval.diagnose.idle import idle_restart
 from tcpeval.diagnose.relations import Fit, Limit, fits, measured_bps
 
 TITLES: dict[Limit, str] = {
@@ -35,8 +36,16 @@ TITLES: dict[Limit, str] = {
     "idle_restart": "slow start after every idle period",
     "unexplained": "unexplained",
 }
-# Causes before their symptoms (see the module's docstring); equal ranks go by residual.
-CAUSE_RANK: dict[Limit, int] = {"disk": 0, "mtu_black_hole": 0, "path_capacity": 1, "policer": 1}
+# Causes before their symptoms (see the module's docstring); equal ranks go by residual. Slow
+# start after idle is about the responses the user asked about (--response-size), not the
+# bulk tests: when it holds it is their answer, and the bulk limit comes second.
+CAUSE_RANK: dict[Limit, int] = {
+    "idle_restart": -1,
+    "disk": 0,
+    "mtu_black_hole": 0,
+    "path_capacity": 1,
+    "policer": 1,
+}
 CPU_RANK = 2
 SYMPTOM_RANK = 3
 # A thread of the transfer waited for a CPU at least this share of the time: worth showing.
@@ -80,8 +89,14 @@ def decide(e: Evidence, predictions: dict[str, float] | None = None) -> Verdict:
         fits=tried,
         evidence=evidence,
         contention=contention,
-        advice=advice_for(top.limit, e, predictions or {}, _cpu_end(e, top)),
+        advice=_advice(top, e, predictions or {}),
     )
+
+
+def _advice(top: Fit, e: Evidence, predictions: dict[str, float]) -> list[str]:
+    if top.limit == "idle_restart" and e.idle is not None:
+        return idle_restart(e.idle).advice
+    return advice_for(top.limit, e, predictions, _cpu_end(e, top))
 
 
 def _rank(fit: Fit) -> tuple[int, float]:
