@@ -1,10 +1,11 @@
 //! tcpeval-netem: what a link does to packets besides carrying them, with no I/O and no clock
-//! of its own. The token-bucket policer at the link's entry, the queue's hard limit, the AQMs
-//! (RED decides at arrival, CoDel at departure) and the loss processes (Bernoulli,
-//! Gilbert–Elliott) and reordering see only sizes, ECN codepoints, backlogs and the time the caller passes
-//! in, so the simulator runs them in simulated time and the lab's emulator in real time: one
+//! of its own. A path-MTU black hole and the token-bucket policer at the link's entry, the
+//! queue's hard limit, the AQMs (RED decides at arrival, CoDel at departure), the loss
+//! processes (Bernoulli, Gilbert–Elliott) and reordering see only sizes, ECN codepoints,
+//! backlogs and the time the caller passes in, so the simulator runs them in simulated time and the lab's emulator in real time: one
 //! implementation, judged in both worlds.
 
+pub mod black_hole;
 pub mod ecn;
 pub mod hist;
 pub mod loss;

@@ -1,6 +1,7 @@
 //! The one description of a link's conditions that the simulator's scenario and the lab's
-//! emulator config both carry (docs/contract.md): the AQM, the loss process, the policer and
-//! reordering (the simulator's only, so far), as serde tables in base units, each with the constructor of the model it describes. The
+//! emulator config both carry (docs/contract.md): the AQM, the loss process, the policer,
+//! reordering and a path-MTU black hole, as serde tables in base units, each with the
+//! constructor of the model it describes. The
 //! Python front end writes this dialect once; no backend translates it.
 //!
 //! `validate` holds the ranges a model needs to mean anything (a probability in [0, 1], a
@@ -9,6 +10,7 @@
 
 use serde::Deserialize;
 
+use crate::black_hole::MIN_MTU_BYTES;
 use crate::loss::LossModel;
 use crate::policer::Policer;
 use crate::queue::{
@@ -240,6 +242,19 @@ impl PolicerSpec {
     }
 }
 
+/// A black hole's MTU (`black_hole.rs`), the key `mtu_black_hole_bytes` in both dialects: one
+/// no IPv4 hop may have is refused.
+pub fn validate_mtu_black_hole(mtu_bytes: Option<u32>) -> Result<(), SpecError> {
+    match mtu_bytes {
+        Some(n) if n < MIN_MTU_BYTES => Err(SpecError::new(
+            "mtu_black_hole_bytes",
+            n,
+            "must be at least 68 (RFC 791's smallest MTU)",
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl Limit {
     /// The limit a link's `queue_pkts` / `queue_bytes` pair sets: exactly one must be given.
     pub fn from_spec(queue_pkts: Option<u64>, queue_bytes: Option<u64>) -> Result<Self, SpecError> {
@@ -353,5 +368,11 @@ mod tests {
         assert_eq!(Limit::from_spec(None, Some(0)), Ok(Limit::Bytes(0)));
         assert_eq!(Limit::Bytes(0).validate().unwrap_err().key, "queue_bytes");
         assert_eq!(Limit::from_spec(Some(1), Some(1)).unwrap_err().key, "queue");
+        let hole = validate_mtu_black_hole(Some(67)).unwrap_err();
+        assert_eq!(
+            (hole.key.as_str(), hole.value.as_str()),
+            ("mtu_black_hole_bytes", "67")
+        );
+        assert_eq!(validate_mtu_black_hole(Some(68)), Ok(()));
     }
 }

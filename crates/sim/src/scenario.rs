@@ -68,6 +68,9 @@ pub struct LinkSpec {
     /// A share of the packets leaving the forward direction held back (`net/topology.rs`).
     #[serde(default)]
     pub reorder: Option<ReorderSpec>,
+    /// A path-MTU black hole in both directions: IP packets longer than this vanish.
+    #[serde(default)]
+    pub mtu_black_hole_bytes: Option<u32>,
     /// Periods `[start, end)` the forward direction is down, in time order.
     #[serde(default)]
     pub outages_ns: Vec<[u64; 2]>,
@@ -94,6 +97,10 @@ pub struct Flow {
     /// `{"name": "reno", ...parameters}`.
     pub cc: serde_json::Map<String, serde_json::Value>,
     pub rtt_ns: u64,
+    /// The one-way delay of the data direction, links included; the ACKs take the rest of
+    /// the RTT. `None`: the private delay sits where `net/topology.rs` says.
+    #[serde(default)]
+    pub forward_delay_ns: Option<u64>,
     pub start_ns: u64,
     pub stop_ns: Option<u64>,
     pub size_bytes: Option<u64>,
@@ -331,6 +338,17 @@ impl Scenario {
                     2 * route_delay_ns
                 ),
             ));
+        }
+        if let Some(forward_ns) = f.forward_delay_ns {
+            if forward_ns < route_delay_ns || forward_ns > f.rtt_ns - route_delay_ns {
+                return Err(ScenarioError::new(
+                    field("forward_delay"),
+                    format!("{forward_ns}ns"),
+                    format!(
+                        "leaves a direction less than its route's delay ({route_delay_ns}ns):                          that direction's private path would be negative"
+                    ),
+                ));
+            }
         }
         for change in &f.route_changes {
             self.route_delay_ns(|| field("route_changes"), &change.route)?;

@@ -60,6 +60,8 @@ pub struct LinkSummary {
     pub aqm_marks: u64,
     /// Dropped by the link's policer (above its rate and burst).
     pub policer_drops: u64,
+    /// Longer than the MTU of the link's black hole.
+    pub black_hole_drops: u64,
     pub mean_queue_pkts: f64,
     /// The buffer in packets (a byte limit in packets of the largest flow's size).
     pub capacity_pkts: u64,
@@ -192,6 +194,7 @@ pub fn link_summary(link: &mut Link, end_ns: u64, largest_packet_bytes: u32) -> 
         aqm_drops: c.aqm_drops,
         aqm_marks: c.aqm_marks,
         policer_drops: c.policer_drops,
+        black_hole_drops: c.black_hole_drops,
         mean_queue_pkts: c.backlog_ns as f64 / end_ns as f64,
         capacity_pkts,
         tx_bytes,

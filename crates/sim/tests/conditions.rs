@@ -385,3 +385,91 @@ fn flows_of_equal_rtt_share_a_return_line_and_each_keeps_its_rtt() {
         assert!((srtt_ms - rtt_ms).abs() < 1.0, "flow {f}: {srtt_ms} ms");
     }
 }
+
+/// A flow's one-way delays, links included, summed along each direction of its path.
+fn one_way_delays_ms(s: &Scenario, f: u32) -> (u64, u64) {
+    let topo = topology::build(s);
+    let sum = |kind| -> u64 {
+        let path = topo.routes.path(kind, f, 0);
+        path.iter()
+            .map(|&l| topo.links[l as usize].delay_ns)
+            .sum::<u64>()
+            / MS
+    };
+    (sum(Kind::Data), sum(Kind::Ack))
+}
+
+/// `forward_delay` puts that much of the RTT on the data direction and the rest on the ACKs',
+/// for forward and reverse flows and across a link with its own delay; the RTT stays.
+#[test]
+fn forward_delay_splits_the_rtt_as_given_and_keeps_it() {
+    let mut forward = flow("reno", 40);
+    forward.forward_delay_ns = Some(30 * MS);
+    let mut back = forward.clone();
+    back.reverse = true;
+    let mut s = scenario(GBPS, 1000, 3, vec![forward, back, flow("reno", 40)]);
+    s.links[0].delay_ns = 5 * MS;
+    assert_eq!(one_way_delays_ms(&s, 0), (30, 10));
+    assert_eq!(
+        one_way_delays_ms(&s, 1),
+        (30, 10),
+        "the reverse flow's data direction"
+    );
+    assert_eq!(
+        one_way_delays_ms(&s, 2),
+        (5, 35),
+        "none given: all on the ACK side"
+    );
+    for f in &mut s.flows {
+        f.window_pkts = Some(20); // no queue: srtt is the base RTT within a millisecond
+    }
+    let out = run_checked(&s);
+    let c = &out.flows;
+    for f in 0..3 {
+        let last = (0..c.t_s.len()).rfind(|&i| c.flow[i] == f).unwrap();
+        assert!(
+            (c.srtt_ms[last] - 40.0).abs() < 1.0,
+            "flow {f}: {}",
+            c.srtt_ms[last]
+        );
+    }
+}
+
+#[test]
+fn a_forward_delay_beyond_what_the_route_leaves_is_refused_by_name() {
+    let mut f = flow("reno", 40);
+    f.forward_delay_ns = Some(38 * MS);
+    let mut s = scenario(GBPS, 1000, 1, vec![f]);
+    s.links[0].delay_ns = 5 * MS; // the ACKs would get 2 ms of the link's 5
+    let e = tcpeval_sim::run(s).unwrap_err().to_string();
+    assert!(
+        e.contains("forward_delay") && e.contains("38000000ns"),
+        "{e}"
+    );
+}
+
+/// A path-MTU black hole below the flow's packets (1448 + 52 bytes) swallows every data
+/// packet: the sender, which has no path-MTU probing here, delivers nothing, and every loss
+/// is counted as the black hole's; one at the packets' size lets all through.
+#[test]
+fn a_black_hole_below_the_packet_size_delivers_nothing_and_at_it_everything() {
+    let mut s = scenario(100 * MBPS, 100, 3, vec![flow("cubic", 20)]);
+    s.links[0].mtu_black_hole_bytes = Some(1400);
+    let out = run_checked(&s);
+    let (f, link) = (&out.summary.flows[0], &out.summary.bottleneck);
+    println!("{f:?}\n{link:?}");
+    assert_eq!(f.bytes_delivered, 0);
+    assert!(f.timeouts > 0, "{f:?}");
+    assert!(
+        link.black_hole_drops > 0 && link.drops == link.black_hole_drops,
+        "{link:?}"
+    );
+    s.links[0].mtu_black_hole_bytes = Some(1500);
+    let out = run_checked(&s);
+    assert_eq!(out.summary.bottleneck.black_hole_drops, 0);
+    assert!(
+        out.summary.flows[0].goodput_mbps > 50.0,
+        "{:?}",
+        out.summary.flows[0]
+    );
+}

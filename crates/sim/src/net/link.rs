@@ -1,5 +1,6 @@
 //! A link: a queue in front of a transmitter of fixed rate, then a propagation delay.
-//! At its entry, random loss and then, if the link has one, a token-bucket policer (an ISP's
+//! At its entry, a path-MTU black hole if the link has one (packets longer than its MTU vanish,
+//! RFC 2923 §2.1), random loss and then, if the link has one, a token-bucket policer (an ISP's
 //! rate limit: it drops what exceeds its rate before the queue sees it).
 //!
 //! Because a FIFO link with a fixed delay delivers in order, its packets in flight live in one
@@ -28,6 +29,7 @@ use crate::net::queue::{Aqm, Arrival, ArrivalAqm, Cause, Discard, Limit, Verdict
 use crate::packet::Packet;
 use crate::scenario::RateChange;
 use crate::time::tx_time_ns;
+use tcpeval_netem::black_hole::MtuBlackHole;
 use tcpeval_netem::hist::Histogram;
 use tcpeval_netem::Frame;
 
@@ -42,6 +44,8 @@ pub enum Drop {
     Aqm,
     /// The policer found it above its rate.
     Policer,
+    /// Longer than the MTU of the link's black hole.
+    BlackHole,
     /// The link was down.
     Outage,
 }
@@ -81,6 +85,8 @@ pub struct LinkCounters {
     pub aqm_marks: u64,
     /// Drops of packets that exceeded the policer's rate and burst.
     pub policer_drops: u64,
+    /// Packets longer than the black hole's MTU.
+    pub black_hole_drops: u64,
     /// Drops chosen by the scenario (`drop_at`), counted here because they happen here.
     pub induced_drops: u64,
     /// Sum over accepted packets of the time each spent queued or in transmission (ns);
@@ -100,6 +106,7 @@ pub struct Link {
     aqm: Aqm<Packet>,
     loss: LossModel,
     policer: Option<Policer>,
+    black_hole: Option<MtuBlackHole>,
     /// Packets in the queue or on the wire, with the time each reaches the far end (for a
     /// scheduled discipline, only those whose transmission ended).
     in_flight: VecDeque<(u64, Packet)>,
@@ -176,6 +183,7 @@ impl Link {
             aqm,
             loss,
             policer: None,
+            black_hole: None,
             in_flight: VecDeque::new(),
             transmitted: 0,
             queued_pkts: 0,
@@ -278,6 +286,12 @@ impl Link {
         self
     }
 
+    /// The link dropping, silently, the packets longer than `black_hole`'s MTU.
+    pub fn with_black_hole(mut self, black_hole: Option<MtuBlackHole>) -> Self {
+        self.black_hole = black_hole;
+        self
+    }
+
     pub fn aqm(&self) -> &Aqm<Packet> {
         &self.aqm
     }
@@ -301,6 +315,10 @@ impl Link {
         if self.is_down(now_ns) {
             self.counters.induced_drops += 1;
             return Offer::Dropped(Drop::Outage);
+        }
+        if self.black_hole.is_some_and(|h| h.swallows(pkt.size_bytes)) {
+            self.counters.black_hole_drops += 1;
+            return Offer::Dropped(Drop::BlackHole);
         }
         if self.loss.drop_next() {
             self.counters.random_drops += 1;
@@ -564,7 +582,12 @@ impl Link {
 
     pub fn drops(&self) -> u64 {
         let c = &self.counters;
-        c.queue_drops + c.random_drops + c.aqm_drops + c.policer_drops + c.induced_drops
+        c.queue_drops
+            + c.random_drops
+            + c.aqm_drops
+            + c.policer_drops
+            + c.induced_drops
+            + c.black_hole_drops
     }
 }
 
@@ -693,6 +716,22 @@ mod tests {
             Offer::Accepted
         );
         assert_eq!((l.counters.policer_drops, l.counters.queue_drops), (1, 0));
+        assert_eq!(l.drops(), 1);
+    }
+
+    #[test]
+    fn a_black_hole_drops_only_what_exceeds_its_mtu_and_counts_apart() {
+        let mut l = link(10).with_black_hole(Some(MtuBlackHole::new(1400)));
+        let full = l.offer(0, Packet::data(0, 0, 1500));
+        assert_eq!(full, Offer::Dropped(Drop::BlackHole));
+        assert_eq!(
+            l.offer(0, Packet::data(0, 1, 1400)),
+            Offer::AcceptedAsHead(l.delay_ns + 11_200)
+        );
+        assert_eq!(
+            (l.counters.black_hole_drops, l.counters.queue_drops),
+            (1, 0)
+        );
         assert_eq!(l.drops(), 1);
     }
 

@@ -11,8 +11,10 @@
 //! from before a queue to after it only shifts that flow's own clock, leaving the queue, drops
 //! and every RTT unchanged. So it all sits on the ACK side, saving an event per data packet.
 //! Flows of request-response exchanges are the exception: the time their data takes to
-//! arrive is what an exchange measures, so their private delay is split evenly. Private paths
-//! of the same delay and direction share one delay line (`Topology::delay_line`).
+//! arrive is what an exchange measures, so their private delay is split evenly. A flow that
+//! gives its data direction's delay (`forward_delay_ns`: a path slower one way than the other)
+//! has its private delay split so: its data take that, its ACKs the rest of the RTT. Private
+//! paths of the same delay and direction share one delay line (`Topology::delay_line`).
 //!
 //! A link that reorders has a detour: a delay line of its reordering delay, which the packets
 //! it holds back take on leaving the link before they go on along their route, so those sent
@@ -25,6 +27,7 @@ use crate::net::link::Link;
 use crate::net::queue::Limit;
 use crate::net::routes::Routes;
 use crate::scenario::{Flow, LinkSpec, Scenario};
+use tcpeval_netem::black_hole::MtuBlackHole;
 use tcpeval_netem::reorder::Reorder;
 
 #[derive(Debug)]
@@ -82,11 +85,13 @@ pub fn build(s: &Scenario) -> Topology {
             .any(|x| [x.request_flow, x.response_flow].contains(&(f as u32)))
     };
     for (i, f) in s.flows.iter().enumerate() {
-        let (data, ack) = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, in_exchange(i));
+        let split = Split::of(f, in_exchange(i));
+        let (data, ack) = topo.flow_route(s, &f.route, f.reverse, f.rtt_ns, split);
         topo.routes.add_flow(data, ack);
         for (n, change) in f.route_changes.iter().enumerate() {
             let rtt_ns = rtt_on_route(s, f, &change.route);
-            let (data, ack) = topo.flow_route(s, &change.route, f.reverse, rtt_ns, in_exchange(i));
+            let split = split.on_route(s, &f.route, &change.route);
+            let (data, ack) = topo.flow_route(s, &change.route, f.reverse, rtt_ns, split);
             let route = u8::try_from(n + 1).expect("validated: at most 255 route changes");
             topo.routes.add_flow_route(i as FlowId, route, data, ack);
         }
@@ -116,17 +121,47 @@ fn detours(s: &Scenario, links: &mut Vec<Link>) -> Vec<Option<Detour>> {
     s.links.iter().enumerate().map(detour).collect()
 }
 
+/// Where a flow's private delay sits: all on the ACK side, half and half, or what makes its
+/// data direction's delay, links included, the one given.
+#[derive(Debug, Clone, Copy)]
+enum Split {
+    AllOnAcks,
+    Even,
+    ForwardDelay(u64),
+}
+
+impl Split {
+    fn of(f: &Flow, in_exchange: bool) -> Self {
+        match f.forward_delay_ns {
+            Some(forward_ns) => Split::ForwardDelay(forward_ns),
+            None if in_exchange => Split::Even,
+            None => Split::AllOnAcks,
+        }
+    }
+
+    /// The split on a later route: the private part of the data direction's delay stays.
+    fn on_route(self, s: &Scenario, first: &[String], later: &[String]) -> Self {
+        match self {
+            Split::ForwardDelay(forward_ns) => {
+                Split::ForwardDelay(forward_ns - one_way_ns(s, first) + one_way_ns(s, later))
+            }
+            other => other,
+        }
+    }
+}
+
+/// The sum of the delays of `route`'s links.
+fn one_way_ns(s: &Scenario, route: &[String]) -> u64 {
+    route
+        .iter()
+        .map(|name| s.links[s.link_index(name).expect("validated")].delay_ns)
+        .sum()
+}
+
 /// The flow's base RTT on `route`: its private path (what its RTT adds to its first route's
 /// delay, both ways) does not change, only the links it crosses.
 fn rtt_on_route(s: &Scenario, f: &Flow, route: &[String]) -> u64 {
-    let two_way_ns = |route: &[String]| -> u64 {
-        let one_way_ns: u64 = route
-            .iter()
-            .map(|name| s.links[s.link_index(name).expect("validated")].delay_ns)
-            .sum();
-        2 * one_way_ns
-    };
-    f.rtt_ns - two_way_ns(&f.route) + two_way_ns(route)
+    f.rtt_ns - 2 * one_way_ns(s, &f.route) + 2 * one_way_ns(s, route)
 }
 
 /// A reverse direction exists where reverse data, reverse sources, reverse loss or a reverse
@@ -164,7 +199,8 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
         loss.build(seed),
     )
     .with_rate_changes(&spec.rate_changes)
-    .with_outages(outages);
+    .with_outages(outages)
+    .with_black_hole(spec.mtu_black_hole_bytes.map(MtuBlackHole::new));
     match spec.policer {
         Some(p) if !reverse => link.with_policer(p.build()),
         _ => link,
@@ -196,7 +232,7 @@ impl Topology {
         route: &[String],
         reverse: bool,
         rtt_ns: u64,
-        split: bool,
+        split: Split,
     ) -> (Vec<LinkId>, Vec<LinkId>) {
         let mut data = self.directions(s, route, reverse);
         let mut ack: Vec<LinkId> = route
@@ -211,13 +247,17 @@ impl Topology {
                 }
             })
             .collect();
-        let crossed_ns: u64 = data
-            .iter()
-            .chain(&ack)
-            .map(|&l| self.links[l as usize].delay_ns)
-            .sum();
-        let private_ns = rtt_ns - crossed_ns; // validated: rtt ≥ twice the route's delay
-        let data_side_ns = if split { private_ns / 2 } else { 0 };
+        let delay_ns = |links: &[LinkId]| -> u64 {
+            links.iter().map(|&l| self.links[l as usize].delay_ns).sum()
+        };
+        let data_crossed_ns = delay_ns(&data);
+        let private_ns = rtt_ns - data_crossed_ns - delay_ns(&ack); // validated: rtt ≥ twice the route's delay
+        let data_side_ns = match split {
+            Split::AllOnAcks => 0,
+            Split::Even => private_ns / 2,
+            // Validated: the data direction's delay covers its links, the ACKs' the rest.
+            Split::ForwardDelay(forward_ns) => forward_ns - data_crossed_ns,
+        };
         if data_side_ns > 0 {
             data.push(self.delay_line(data_side_ns, reverse));
         }
