@@ -6,10 +6,14 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 
 use serde::Deserialize;
+use tcpeval_netem::black_hole::MtuBlackHole;
 use tcpeval_netem::loss::LossModel;
 use tcpeval_netem::policer::Policer;
 use tcpeval_netem::queue::{Aqm, Limit};
-use tcpeval_netem::spec::{AqmSpec, LossSpec, PolicerSpec, SpecError};
+use tcpeval_netem::reorder::Reorder;
+use tcpeval_netem::spec::{
+    validate_mtu_black_hole, AqmSpec, LossSpec, PolicerSpec, ReorderSpec, SpecError,
+};
 use tcpeval_netem::Frame;
 
 use crate::error::{LabError, Result};
@@ -55,6 +59,12 @@ pub struct DirectionConfig {
     /// A token bucket in front of the queue (after random loss); `None`: no policer.
     #[serde(default)]
     pub policer: Option<PolicerSpec>,
+    /// A share of the packets leaving the bottleneck held back; `None`: in order.
+    #[serde(default)]
+    pub reorder: Option<ReorderSpec>,
+    /// IP packets longer than this vanish at the entry (a path-MTU black hole); `None`: none.
+    #[serde(default)]
+    pub mtu_black_hole_bytes: Option<u32>,
     pub seed: u64,
 }
 
@@ -170,6 +180,10 @@ impl DirectionConfig {
         if let Some(p) = &self.policer {
             p.validate().map_err(at(format!("{dir}.policer")))?;
         }
+        if let Some(r) = &self.reorder {
+            r.validate().map_err(at(format!("{dir}.reorder")))?;
+        }
+        validate_mtu_black_hole(self.mtu_black_hole_bytes).map_err(at(dir.to_owned()))?;
         self.aqm.validate().map_err(at(format!("{dir}.aqm")))?;
         self.loss.validate().map_err(at(format!("{dir}.loss")))
     }
@@ -198,6 +212,16 @@ impl DirectionConfig {
 
     pub fn loss(&self) -> LossModel {
         self.loss.build(self.seed)
+    }
+
+    /// Reordering draws from its own stream, apart from the loss process's and RED's.
+    pub fn reorder(&self) -> Option<Reorder> {
+        let seed = self.seed ^ 0x7265_6f72_0000_0000;
+        self.reorder.as_ref().map(|r| r.build(seed))
+    }
+
+    pub fn black_hole(&self) -> Option<MtuBlackHole> {
+        self.mtu_black_hole_bytes.map(MtuBlackHole::new)
     }
 }
 
@@ -235,7 +259,9 @@ pub mod tests {
         "forward": {"rate_bps": 100000000, "queue_pkts": 100, "queue_bytes": null,
                     "aqm": {"name": "droptail"},
                     "loss": {"model": "bernoulli", "p": 0.001},
-                    "policer": {"rate_bps": 20000000, "burst_bytes": 64000}, "seed": 1},
+                    "policer": {"rate_bps": 20000000, "burst_bytes": 64000},
+                    "reorder": {"share": 0.01, "delay_ns": 2000000},
+                    "mtu_black_hole_bytes": 1400, "seed": 1},
         "reverse": {"rate_bps": null, "queue_pkts": null, "queue_bytes": 150000,
                     "aqm": {"name": "codel", "target_ns": 5000000, "interval_ns": 100000000,
                             "ecn": true, "ce_threshold_ns": null},
@@ -261,6 +287,9 @@ pub mod tests {
         assert_eq!(c.endpoints[0].drop_at_ns, [4_000_000_000, 8_000_000_000]);
         assert_eq!(c.forward.policer(), Some(Policer::new(20_000_000, 64_000)));
         assert_eq!(c.reverse.policer, None);
+        assert_eq!(c.forward.black_hole(), Some(MtuBlackHole::new(1400)));
+        assert_eq!(c.reverse.black_hole(), None);
+        assert!(c.forward.reorder().is_some() && c.reverse.reorder().is_none());
         assert!(matches!(c.reverse.aqm, AqmSpec::Codel(p) if p.ecn));
         assert_eq!(c.reverse.loss.validate(), Ok(()));
     }
@@ -341,6 +370,16 @@ pub mod tests {
                 r#""mtu_bytes": 1500"#,
                 r#""mtu_bytes": 10"#,
                 "mtu_bytes: '10'",
+            ),
+            (
+                r#""share": 0.01"#,
+                r#""share": 2"#,
+                "forward.reorder.share: '2'",
+            ),
+            (
+                r#""mtu_black_hole_bytes": 1400"#,
+                r#""mtu_black_hole_bytes": 60"#,
+                "forward.mtu_black_hole_bytes: '60' must be at least 68",
             ),
             (
                 r#""right": "tl1a2er""#,

@@ -1,7 +1,8 @@
 //! The propagation delay after the bottleneck: one FIFO per endpoint (plus one, without delay,
 //! for frames that match no endpoint). Every packet of a FIFO has the same delay, so each FIFO
 //! stays sorted by release time and per-endpoint order is kept; the next packet out is the
-//! earliest head.
+//! earliest head. A reordering link has a second set of lines, each the first's delay plus the
+//! reordering delay, for the packets it holds back: those sent after them overtake them.
 
 use std::collections::VecDeque;
 
@@ -15,6 +16,8 @@ pub struct InFlight {
     pub endpoint: Option<u16>,
     /// It left the bottleneck marked CE: its IP header is rewritten before it is sent.
     pub ce: bool,
+    /// Held back by reordering: its release is the reordering delay later.
+    pub held: bool,
     /// Departure order on this direction.
     pub seq: u64,
     /// When its (virtual) transmission at the bottleneck ended.
@@ -25,9 +28,11 @@ pub struct InFlight {
 
 #[derive(Debug, Clone)]
 pub struct DelayLines {
-    /// One per endpoint, then the unmatched line.
+    /// One per endpoint, then the unmatched line; a reordering link's held-back set after.
     lines: Vec<VecDeque<InFlight>>,
     delays_ns: Vec<u64>,
+    /// Lines in a set: the endpoints' and the unmatched one.
+    set_len: usize,
     len: usize,
 }
 
@@ -35,28 +40,36 @@ pub struct DelayLines {
 const INITIAL_LINE_PKTS: usize = 4096;
 
 impl DelayLines {
-    /// `delays_ns[i]` is endpoint `i`'s delay; `capacity_pkts` the most packets in flight.
-    pub fn new(delays_ns: &[u64], capacity_pkts: usize) -> Self {
+    /// `delays_ns[i]` is endpoint `i`'s delay; `held_back_ns` the reordering delay, if the
+    /// link reorders; `capacity_pkts` the most packets in flight.
+    pub fn new(delays_ns: &[u64], held_back_ns: Option<u64>, capacity_pkts: usize) -> Self {
         let per_line = capacity_pkts.min(INITIAL_LINE_PKTS);
         let mut delays = delays_ns.to_vec();
         delays.push(0); // unmatched frames: no added delay
+        if let Some(extra_ns) = held_back_ns {
+            let held: Vec<u64> = delays.iter().map(|d| d + extra_ns).collect();
+            delays.extend(held);
+        }
         Self {
             lines: delays
                 .iter()
                 .map(|_| VecDeque::with_capacity(per_line))
                 .collect(),
             delays_ns: delays,
+            set_len: delays_ns.len() + 1,
             len: 0,
         }
     }
 
-    fn line(&self, endpoint: Option<u16>) -> usize {
-        endpoint.map_or(self.lines.len() - 1, usize::from)
+    /// The line of `endpoint`'s packets, the held-back set's if `held`.
+    fn line(&self, endpoint: Option<u16>, held: bool) -> usize {
+        let first = if held { self.set_len } else { 0 };
+        first + endpoint.map_or(self.set_len - 1, usize::from)
     }
 
     /// Queue a packet that left the bottleneck at `departure_ns`; fills in `release_ns`.
     pub fn push(&mut self, mut pkt: InFlight) {
-        let line = self.line(pkt.endpoint);
+        let line = self.line(pkt.endpoint, pkt.held);
         pkt.release_ns = pkt.departure_ns + self.delays_ns[line];
         self.lines[line].push_back(pkt);
         self.len += 1;
@@ -94,6 +107,7 @@ mod tests {
             size_bytes: 100,
             endpoint,
             ce: false,
+            held: false,
             seq: u64::from(id),
             departure_ns,
             release_ns: 0,
@@ -102,7 +116,7 @@ mod tests {
 
     #[test]
     fn the_earliest_head_leaves_first_and_each_line_keeps_its_order() {
-        let mut d = DelayLines::new(&[50, 10], 16);
+        let mut d = DelayLines::new(&[50, 10], None, 16);
         d.push(pkt(0, Some(0), 0)); // release 50
         d.push(pkt(1, Some(1), 1)); // 11
         d.push(pkt(2, None, 2)); // 2
@@ -113,5 +127,24 @@ mod tests {
             .collect();
         assert_eq!(order, vec![2, 1, 3, 0]);
         assert_eq!(d.len(), 0);
+    }
+
+    #[test]
+    fn a_held_back_packet_is_overtaken_by_those_of_its_endpoint_within_the_extra_delay() {
+        let mut d = DelayLines::new(&[50], Some(20), 16);
+        d.push(InFlight {
+            held: true,
+            ..pkt(0, Some(0), 0)
+        }); // release 70
+        d.push(pkt(1, Some(0), 10)); // 60
+        d.push(pkt(2, Some(0), 30)); // 80
+        d.push(InFlight {
+            held: true,
+            ..pkt(3, None, 31)
+        }); // unmatched: 0 + 20
+        let order: Vec<(u32, u64)> = std::iter::from_fn(|| d.pop_due(100))
+            .map(|p| (p.id, p.release_ns))
+            .collect();
+        assert_eq!(order, vec![(3, 51), (1, 60), (0, 70), (2, 80)]);
     }
 }

@@ -3,9 +3,11 @@
 //! tests a simulated clock.
 //!
 //! Order as in the simulator's link (`crates/sim/src/net/link.rs`): induced losses (`drop_at`,
-//! the simulator's `sim.rs` decides them before its link) → random loss → the token-bucket
-//! policer, if any → the queue discipline and the hard limit → a transmitter at `rate_bps` → the
-//! propagation delay of the packet's endpoint. Netem's disciplines come in two kinds, driven as
+//! the simulator's `sim.rs` decides them before its link) → a path-MTU black hole, if any →
+//! random loss → the token-bucket policer, if any → the queue discipline and the hard limit →
+//! a transmitter at `rate_bps` → the propagation delay of the packet's endpoint, plus, for the
+//! share a reordering link holds back, its reordering delay (the simulator's detour, drawn
+//! from netem's `Reorder` as it leaves the transmitter). Netem's disciplines come in two kinds, driven as
 //! the simulator drives them:
 //! - *arrival* disciplines (drop-tail, RED) judge a packet as it arrives (`on_arrival`: pass,
 //!   mark or drop, before the hard limit); its departure is then known at once (the analytic
@@ -21,9 +23,11 @@
 
 use std::collections::VecDeque;
 
+use tcpeval_netem::black_hole::MtuBlackHole;
 use tcpeval_netem::loss::LossModel;
 use tcpeval_netem::policer::Policer;
 use tcpeval_netem::queue::{Aqm, Arrival, Cause, Discard, Limit, Verdict};
+use tcpeval_netem::reorder::Reorder;
 use tcpeval_netem::{Ecn, Frame};
 
 use crate::config::{DirectionConfig, Endpoint};
@@ -72,6 +76,7 @@ pub enum Drop {
     Induced,
     Random,
     Policer,
+    BlackHole,
     Queue,
     Aqm,
 }
@@ -103,6 +108,10 @@ pub struct Link {
     aqm: Aqm<Pkt>,
     loss: LossModel,
     policer: Option<Policer>,
+    black_hole: Option<MtuBlackHole>,
+    reorder: Option<Reorder>,
+    /// How much later a held-back packet is released.
+    held_back_ns: u64,
     induced: InducedDrops,
     /// The latest time processed; an arrival stamped earlier (read late) is moved up to it so
     /// virtual time never runs backwards.
@@ -129,12 +138,16 @@ impl Link {
     /// `delays_ns[i]`: endpoint `i`'s delay in this direction; `capacity_pkts`: the most
     /// frames the emulator can hold (its buffer pool).
     pub fn new(config: &DirectionConfig, delays_ns: &[u64], capacity_pkts: usize) -> Self {
+        let held_back_ns = config.reorder.map(|r| r.delay_ns);
         Self {
             rate_bps: config.rate_bps,
             limit: config.limit(),
             aqm: config.aqm(),
             loss: config.loss(),
             policer: config.policer(),
+            black_hole: config.black_hole(),
+            reorder: config.reorder(),
+            held_back_ns: held_back_ns.unwrap_or(0),
             induced: InducedDrops::default(),
             clock_ns: 0,
             busy_until_ns: 0,
@@ -146,7 +159,7 @@ impl Link {
             on_tx: None,
             discarded: Vec::with_capacity(capacity_pkts.min(4096)),
             freed: Vec::with_capacity(capacity_pkts.min(4096)),
-            delay: DelayLines::new(delays_ns, capacity_pkts),
+            delay: DelayLines::new(delays_ns, held_back_ns, capacity_pkts),
             stats: DirStats::new(delays_ns.len(), capacity_pkts),
         }
     }
@@ -168,6 +181,10 @@ impl Link {
         if pkt.tcp_data && self.induced.take(pkt.endpoint, now_ns) {
             c.induced_drops += 1;
             return Offer::Dropped(Drop::Induced);
+        }
+        if self.black_hole.is_some_and(|h| h.swallows(pkt.size_bytes)) {
+            c.black_hole_drops += 1;
+            return Offer::Dropped(Drop::BlackHole);
         }
         if self.loss.drop_next() {
             c.random_drops += 1;
@@ -306,17 +323,21 @@ impl Link {
         });
     }
 
-    /// The packet left the bottleneck at `departure_ns`: into its endpoint's delay line.
+    /// The packet left the bottleneck at `departure_ns`: into its endpoint's delay line, or
+    /// the held-back one.
     fn depart(&mut self, pkt: Pkt, departure_ns: u64, back_to_back: bool) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let meter = &mut self.stats.backlogged;
         meter.on_depart(seq, back_to_back, pkt.size_bytes);
+        let held = self.reorder.as_mut().is_some_and(Reorder::holds_next);
+        self.stats.counters.reordered_pkts += u64::from(held);
         self.delay.push(InFlight {
             id: pkt.id,
             size_bytes: pkt.size_bytes,
             endpoint: pkt.endpoint,
             ce: pkt.ecn == Ecn::Ce,
+            held,
             seq,
             departure_ns,
             release_ns: 0,
@@ -368,8 +389,11 @@ impl Link {
         s.counters.sent_bytes += u64::from(p.size_bytes);
         s.counters.sent_ce_pkts += u64::from(p.ce);
         s.lateness.record(actual_ns.saturating_sub(p.release_ns));
+        // The propagation delay judged is the endpoint's: a held-back packet's detour is not.
+        let detour_ns = if p.held { self.held_back_ns } else { 0 };
         if let Some(e) = p.endpoint {
-            s.added_delay[usize::from(e)].record(actual_ns.saturating_sub(p.departure_ns));
+            let added_ns = actual_ns.saturating_sub(p.departure_ns + detour_ns);
+            s.added_delay[usize::from(e)].record(added_ns);
         }
         let delay_ns = p.release_ns - p.departure_ns;
         s.backlogged

@@ -19,10 +19,15 @@ pub struct Counters {
     pub random_drops: u64,
     /// Above the policer's rate and burst.
     pub policer_drops: u64,
+    /// Longer than the black hole's MTU (`mtu_black_hole_bytes`).
+    pub black_hole_drops: u64,
     pub queue_drops: u64,
     pub aqm_drops: u64,
     /// Packets the AQM set CE on instead of dropping them (ECN-capable ones only).
     pub aqm_marks: u64,
+    /// Packets held back on leaving the bottleneck (`reorder`): they arrive after some sent
+    /// later.
+    pub reordered_pkts: u64,
     pub sent_pkts: u64,
     pub sent_bytes: u64,
     /// Packets sent out carrying CE: the marks that left the emulator (the rest were still
@@ -52,6 +57,7 @@ impl Counters {
         self.induced_drops
             + self.random_drops
             + self.policer_drops
+            + self.black_hole_drops
             + self.queue_drops
             + self.aqm_drops
             + self.ring_drops
