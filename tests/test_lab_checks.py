@@ -23,6 +23,10 @@ def direction(**changes: object) -> dict:
         "aqm_marks": 0,
         "sent_ce_pkts": 0,
         "policer_drops": 0,
+        "black_hole_drops": 0,
+        "reordered_pkts": 0,
+        "sent_pkts": 99_960,
+        "held_at_end_pkts": 0,
         "ring_drops": 0,
         "tx_errors": 0,
         "pool_drops": 0,
@@ -96,18 +100,43 @@ def test_any_drop_of_the_emulator_or_the_kernel_voids_the_run():
 
 
 def test_retransmissions_must_match_the_drops():
-    assert checks.retransmits(direction(), 42).ok
-    assert not checks.retransmits(direction(), 30).ok
-    assert not checks.retransmits(direction(), 60).ok
+    assert checks.retransmits(direction(), 42, checks.PathShape()).ok
+    assert not checks.retransmits(direction(), 30, checks.PathShape()).ok
+    assert not checks.retransmits(direction(), 60, checks.PathShape()).ok
+
+
+def test_on_a_reordering_path_only_too_few_retransmissions_fail():
+    # 40 drops, slack 5: spurious resends of overtaken segments are the path's, not a fault.
+    reorders = checks.PathShape(reorders=True)
+    assert checks.retransmits(direction(), 60, reorders).ok
+    assert not checks.retransmits(direction(), 30, reorders).ok
+    behind_hole = checks.retransmits(
+        direction(black_hole_drops=500), 3, checks.PathShape(black_hole=True)
+    )
+    assert behind_hole.ok
+    assert behind_hole.asked == 540
+
+
+def test_reordering_is_expected_only_when_asked_and_the_held_back_share_is_judged():
+    assert not checks.reordering(3, asked=False).ok
+    assert checks.reordering(3, asked=True).ok
+    assert checks.held_back(direction(), None) is None
+    reorder = {"share": 0.01, "delay_ns": 2_000_000}
+    # 99,960 packets at 1%: 999.6 ± 2.576·√(99,960·0.01·0.99) ≈ ± 81.
+    assert checks.held_back(direction(reordered_pkts=1_070), reorder).ok
+    assert not checks.held_back(direction(reordered_pkts=1_090), reorder).ok
+    assert not checks.held_back(direction(reordered_pkts=0), reorder).ok
 
 
 def test_induced_losses_are_drops_the_retransmissions_must_repair():
     # Two induced drops and no other: each costs one retransmission, within max(5, 5%).
     induced = direction(queue_drops=0, induced_drops=2)
-    check = checks.retransmits(induced, 2)
+    check = checks.retransmits(induced, 2, checks.PathShape())
     assert (check.ok, check.asked) == (True, 2)
     assert checks.bottleneck_drops(direction(induced_drops=2)) == 42
-    assert not checks.retransmits(direction(queue_drops=0, induced_drops=20), 2).ok
+    assert not checks.retransmits(
+        direction(queue_drops=0, induced_drops=20), 2, checks.PathShape()
+    ).ok
 
 
 def test_the_marks_sent_must_each_reach_the_receiving_kernel():
@@ -137,7 +166,10 @@ def test_settings_that_did_not_read_back_are_named():
 
 def test_the_verdict_names_every_failure():
     valid, reason, records = checks.verdict(
-        [checks.retransmits(direction(), 100), checks.settings({"a": 1}, {"a": 1})]
+        [
+            checks.retransmits(direction(), 100, checks.PathShape()),
+            checks.settings({"a": 1}, {"a": 1}),
+        ]
     )
     assert not valid
     assert reason is not None

@@ -80,6 +80,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "outages_ns": [],
                 "reverse_outages_ns": [],
                 "reorder": None,
+                "mtu_black_hole_bytes": None,
                 "rate_changes": [],
             }
         ],
@@ -88,6 +89,7 @@ def test_resolve_gives_the_contract_in_base_units() -> None:
                 "group": 0,
                 "cc": {"name": "reno"},
                 "rtt_ns": 20_000_000,
+                "forward_delay_ns": None,
                 "start_ns": 0,
                 "stop_ns": 2_500_000_000,
                 "size_bytes": None,
@@ -218,6 +220,7 @@ def test_describe_keeps_the_users_units_and_adds_resolved_limits() -> None:
         "outage": [],
         "ack_outage": [],
         "reorder": None,
+        "mtu_black_hole": None,
         "queue_counts": "bytes",  # made explicit: a %bdp queue counts bytes unless told
         "queue_pkts": None,
         "queue_bytes": 12_000,

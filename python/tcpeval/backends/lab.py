@@ -33,7 +33,6 @@ REFUSED = {
     "reqresp": "no request-response in the lab yet (`tcpeval probe rr` on a real path)",
     "onoff": "no on-off sources in the lab yet",
     "pcap": "capture in the namespaces with tcpdump",
-    "bottleneck.reorder": "the emulator delivers in order",
     "bottleneck.outage": "the emulator is never down",
     "bottleneck.ack_outage": "the emulator is never down",
     "flow.route": "one bottleneck: every flow crosses it",

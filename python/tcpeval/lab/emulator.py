@@ -4,8 +4,10 @@ resolved scenario, and the process that relays the traffic between the two halve
 The bottleneck is the scenario's link 0: rate, queue, AQM, loss and policer, applied by the
 same code the simulator runs (crates/netem), described in the same dialect (no translation);
 the policer, as in the simulator, polices the forward direction only. An AQM asked to mark
-sets CE in the real packets' IP headers. Each host's base RTT is split evenly between the two
-directions as a per-host delay. A host's induced losses (`drop_at`) are its entry's too: the
+sets CE in the real packets' IP headers. Reordering (forward direction) and a path-MTU black
+hole (both directions) are netem's too. Each host's base RTT is split between the two
+directions as a per-host delay: its data direction takes the flow's `forward_delay`, else
+half. A host's induced losses (`drop_at`) are its entry's too: the
 emulator drops the first TCP data segment from the host's address at or after each time, before
 the queue. A reverse direction with its own rate and
 queue exists, as in the simulator, only where reverse data or reverse loss needs it; otherwise
@@ -35,11 +37,13 @@ READY_TIMEOUT_S = 10
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A host the emulator tells apart by its address: its base RTT and the times of its
-    induced losses (ns on the run's clock, which starts with the emulator)."""
+    """A host the emulator tells apart by its address: its one-way delays (the emulator's
+    forward direction, left to right, and its reverse) and the times of its induced losses
+    (ns on the run's clock, which starts with the emulator)."""
 
     ip: str
-    rtt_ns: int
+    forward_delay_ns: int
+    reverse_delay_ns: int
     drop_at_ns: tuple[int, ...] = ()
 
 
@@ -55,6 +59,7 @@ def config(
     and policer entries are netem's dialect (crates/netem/src/spec.rs) in both, so they pass
     through untouched; the reverse direction is drop-tail with the same limit."""
     forward = _direction(link, link["rate_bps"], link["aqm"], link["loss"], link["policer"], 1)
+    forward["reorder"] = link["reorder"]
     reverse_rate = link["rate_bps"] if reverse_queue else None
     reverse = _direction(link, reverse_rate, DROPTAIL, link["reverse_loss"], None, 2)
     return {
@@ -69,8 +74,8 @@ def config(
         "endpoints": [
             {
                 "ip": e.ip,
-                "forward_delay_ns": e.rtt_ns // 2,
-                "reverse_delay_ns": e.rtt_ns - e.rtt_ns // 2,
+                "forward_delay_ns": e.forward_delay_ns,
+                "reverse_delay_ns": e.reverse_delay_ns,
                 "drop_at_ns": list(e.drop_at_ns),
             }
             for e in endpoints
@@ -96,6 +101,7 @@ def _direction(
         "aqm": aqm,
         "loss": loss,
         "policer": policer,
+        "mtu_black_hole_bytes": link["mtu_black_hole_bytes"],
         "seed": seed,
     }
 

@@ -237,11 +237,14 @@ class LabRun:
         # A group's induced losses are its address's: the backend asks them only of groups of
         # one flow (backends/lab.py).
         endpoints = [
-            Endpoint(g.host.ip, g.first["rtt_ns"], tuple(g.first["drop_at_ns"]))
+            Endpoint(
+                g.host.ip, *_one_way_delays_ns(g.first), drop_at_ns=tuple(g.first["drop_at_ns"])
+            )
             for g in self.groups
             if g.host
         ]
-        endpoints += [Endpoint(h.ip, 2 * self.link["delay_ns"]) for h in self.topology.sources]
+        delay_ns = self.link["delay_ns"]
+        endpoints += [Endpoint(h.ip, delay_ns, delay_ns) for h in self.topology.sources]
         reverse_queue = any(f["reverse"] for f in self.resolved["flows"])
         reverse_queue |= any(s.reverse for s in self.cbr)
         self.config = emulator.config(
@@ -321,11 +324,18 @@ class LabRun:
         self._allow_algorithms()
         asked: dict[str, str] = {}
         granted: dict[str, str] = {}
-        hosts = [(g.host, g.first, self._kernel_cc(g), _tcp_ecn(g)) for g in self.groups if g.host]
-        receiver = (self.topology.receiver, self.groups[0].first, self._receiver_cc())
+        hosts = [(g.host, g, self._kernel_cc(g), _tcp_ecn(g)) for g in self.groups if g.host]
+        receiver = (self.topology.receiver, self.groups[0], self._receiver_cc())
         hosts.append((*receiver, TCP_ECN_ACCEPT))
-        for host, flow, cc, tcp_ecn in hosts:
-            wanted = _host_sysctls(flow, cc, buffer_bytes) | {"net.ipv4.tcp_ecn": tcp_ecn}
+        for host, group, cc, tcp_ecn in hosts:
+            wanted = _host_sysctls(group.first, cc, buffer_bytes) | {
+                "net.ipv4.tcp_ecn": tcp_ecn,
+                # Linux's default is 0; 1 probes for a smaller MSS once timeouts suggest a
+                # black hole (RFC 4821 §7.7).
+                "net.ipv4.tcp_mtu_probing": "1"
+                if self.scenario.flow[group.index].mtu_probing
+                else "0",
+            }
             asked |= {f"{host.ns}:{k}": v for k, v in wanted.items()}
             granted |= {f"{host.ns}:{k}": v for k, v in set_sysctls(host.ns, wanted).items()}
         for group in self.groups:
@@ -477,10 +487,16 @@ class LabRun:
             found.append(checks.random_loss(direction, loss, name))
         if not self.cbr and not any(f["reverse"] for f in self.resolved["flows"]):
             retransmitted = sum(f["retransmits"] or 0 for f in flows)
-            found.append(checks.retransmits(stats["forward"], retransmitted))
+            path = checks.PathShape(
+                reorders=self.link["reorder"] is not None,
+                black_hole=self.link["mtu_black_hole_bytes"] is not None,
+            )
+            found.append(checks.retransmits(stats["forward"], retransmitted, path))
         found.append(checks.marks(stats, self.received_ce))
         frames = [result.flows for _, result in probes]
-        found.append(checks.reordering(_last_total(frames, "reord_seen")))
+        reorder = self.link["reorder"]
+        found.append(checks.reordering(_last_total(frames, "reord_seen"), reorder is not None))
+        found.append(checks.held_back(stats["forward"], reorder))
         found.append(checks.unset_ssthresh(frames))
         found.append(checks.settings(asked | self._asked_sockets(), granted | _sockets(probes)))
         programs = {r.name: r.programs for r in self.registrations.values()}
@@ -541,6 +557,8 @@ class LabRun:
             "aqm_drops": direction["aqm_drops"],
             "aqm_marks": direction["aqm_marks"],
             "policer_drops": direction["policer_drops"],
+            "black_hole_drops": direction["black_hole_drops"],
+            "reordered_pkts": direction["reordered_pkts"],
             "mean_queue_pkts": float(own["queue_pkts"].mean()) if len(own) else 0.0,
             "capacity_pkts": queue_pkts or self.link["queue_bytes"] // largest,
             "tx_bytes": tx_bytes,
@@ -650,6 +668,18 @@ def _tcp_ecn(group: Group) -> str:
     if unknown:
         raise LabError(f"flow[{group.index}].ecn: {sorted(unknown)} is not supported in the lab")
     return TCP_ECN_ASK if wanted & {"classic", "l4s"} else TCP_ECN_OFF
+
+
+def _one_way_delays_ns(flow: dict[str, Any]) -> tuple[int, int]:
+    """A flow's delays as the emulator applies them: (left to right, right to left). Its
+    data direction takes `forward_delay_ns` where given, else half the RTT; a reverse flow's
+    data go right to left."""
+    rtt_ns, data_ns = flow["rtt_ns"], flow["forward_delay_ns"]
+    if data_ns is None:
+        return rtt_ns // 2, rtt_ns - rtt_ns // 2
+    if flow["reverse"]:
+        return rtt_ns - data_ns, data_ns
+    return data_ns, rtt_ns - data_ns
 
 
 def _host_sysctls(flow: dict[str, Any], cc: str, buffer_bytes: int) -> dict[str, str]:

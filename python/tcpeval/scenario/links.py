@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     Discriminator,
     Field,
+    PlainValidator,
     Tag,
 )
 
@@ -15,6 +16,7 @@ from tcpeval.scenario.aqm import AQM_NAMES, Aqm, AqmContext, DropTail
 from tcpeval.scenario.conditions import OutagesField, RateScheduleField
 from tcpeval.scenario.errors import ScenarioError
 from tcpeval.scenario.fields import (
+    AS_GIVEN,
     BufferField,
     LossProbability,
     NonNegativeTime,
@@ -26,13 +28,26 @@ from tcpeval.scenario.fields import (
     UnitInterval,
 )
 from tcpeval.scenario.queue import Crossing, QueueCounts, queue_limit
-from tcpeval.units import parse_buffer, parse_duration
+from tcpeval.units import Size, parse_buffer, parse_duration, parse_size
 
 # A token bucket must hold what its rate earns in one timer tick, rate/HZ (tc-tbf(8)); at the
 # HZ of 100 the tc documentation assumes, 10 ms. Never less than a few full packets, or even a
 # flow below the rate would lose packets that arrive together (an ACK releases two).
 POLICER_BURST_S = 0.01
 POLICER_MIN_BURST_PKTS = 10
+# An IPv4 hop's MTU: RFC 791's smallest, and the largest IP packet.
+MTU_RANGE = (68, 65535)
+
+
+def parse_mtu(value: object) -> Size:
+    mtu = parse_size(value)
+    low, high = MTU_RANGE
+    if not low <= mtu.bytes <= high:
+        raise ValueError(f"must be {low}..{high} bytes (an IPv4 hop's MTU)")
+    return mtu
+
+
+MtuField = Annotated[Size, PlainValidator(parse_mtu), AS_GIVEN]
 
 
 class GilbertElliott(Strict):
@@ -160,6 +175,14 @@ class Link(Strict):
         "ones overtake them. Linux's RACK waits a quarter of the minimum RTT once it has seen "
         "the path reorder; DupThresh hosts take 3 overtaking packets for a loss. Default: none.",
     )
+    mtu_black_hole: MtuField | None = Field(
+        default=None,
+        description="A path-MTU black hole (RFC 2923 §2.1): IP packets longer than this, e.g. "
+        "1400 (bytes), vanish in either direction with no ICMP 'fragmentation needed' "
+        "(black_hole_drops); a segment is mss + 52 bytes. A sender finds it only by probing "
+        "after timeouts (flow.mtu_probing, the lab's Linux); the simulator's never do, so "
+        "their flows then deliver nothing. Default: none.",
+    )
 
 
 class NamedLink(Link):
@@ -199,6 +222,7 @@ def resolve_link(field: str, name: str, link: Link, crossing: Crossing) -> dict[
         "reorder": None
         if link.reorder is None
         else {"share": link.reorder.share, "delay_ns": link.reorder.delay.ns},
+        "mtu_black_hole_bytes": None if link.mtu_black_hole is None else link.mtu_black_hole.bytes,
     }
 
 

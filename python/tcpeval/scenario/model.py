@@ -230,6 +230,19 @@ class Scenario(Strict):
                 f"({' + '.join(route)}: 2 × {one_way_ns / 1e6:g}ms)"
             )
             raise ScenarioError(f"{path}.rtt", table.rtt.given, reason)
+        forward = getattr(table, "forward_delay", None)
+        if forward is None:
+            return
+        if forward.ns > table.rtt.ns:
+            raise ScenarioError(
+                f"{path}.forward_delay", forward.given, f"exceeds the rtt ({table.rtt.given})"
+            )
+        if forward.ns < one_way_ns or table.rtt.ns - forward.ns < one_way_ns:
+            reason = (
+                f"leaves a direction less than its route's links' delay "
+                f"({' + '.join(route)}: {one_way_ns / 1e6:g}ms each way)"
+            )
+            raise ScenarioError(f"{path}.forward_delay", forward.given, reason)
 
     def _check_starts_in_run(self, path: str, start: Duration) -> None:
         """A table starting at or after the end would report nothing (0 goodput) silently."""

@@ -112,6 +112,7 @@ def _flow(scenario: Scenario, group: int, table: TcpTraffic) -> dict[str, Any]:
         "group": group,
         "cc": table.cc.resolved(),
         "rtt_ns": table.rtt.ns,
+        "forward_delay_ns": None,
         "start_ns": 0,
         "stop_ns": None,
         "size_bytes": None,
@@ -151,6 +152,7 @@ def _group_flows(
     flow = _flow(scenario, group, table) | {
         "start_ns": table.start.ns,
         "stop_ns": None if table.stop is None else table.stop.ns,
+        "forward_delay_ns": None if table.forward_delay is None else table.forward_delay.ns,
         "mss_bytes": table.mss.bytes,
         "sack": table.sack,
         "delayed_ack": table.delayed_ack,

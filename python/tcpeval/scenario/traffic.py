@@ -186,6 +186,22 @@ class FlowGroup(TcpTraffic):
         description="'reverse': the data crosses the route's links backwards, sharing the ACK "
         "path of forward flows. Default: forward.",
     )
+    forward_delay: NonNegativeTime | None = Field(
+        default=None,
+        description="The one-way delay of the data direction (sender to receiver), its "
+        "route's links included, e.g. '40ms'; the ACKs take the rest of the RTT: a path "
+        "slower one way than the other. At most the rtt, and each direction at least its "
+        "links' delays. Default: none (the RTT split as the backend does: half and half in "
+        "the lab, all on the ACK side in the simulator, which is the same for one "
+        "bottleneck).",
+    )
+    mtu_probing: bool = Field(
+        default=False,
+        description="Linux's net.ipv4.tcp_mtu_probing = 1 on the sending host: after "
+        "repeated timeouts it suspects a path-MTU black hole and falls back to a smaller "
+        "MSS (RFC 4821 §7.7, tcp_base_mss). Lab only: the simulator's senders keep their "
+        "MSS. Default: false (the kernel's default, 0).",
+    )
     start: NonNegativeTime = Field(
         default=parse_duration("0s"), description="Time the sender starts. Default: 0s."
     )

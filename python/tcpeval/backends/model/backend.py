@@ -35,6 +35,8 @@ REFUSED = {
     "bottleneck.ack_loss": "no model of loss on the ACK path",
     "bottleneck.policer": "no model of how a flow answers a policer's drops",
     "bottleneck.reorder": "no model of how a flow answers reordering",
+    "bottleneck.mtu_black_hole": "no model of a path that drops the larger packets",
+    "flow.mtu_probing": "the models' senders keep their MSS",
     "bottleneck.outage": "the models give the steady state of a path that stays up",
     "bottleneck.ack_outage": "the models give the steady state of a path that stays up",
     "flow.route_changes": "the models know one shared link ([bottleneck] only)",

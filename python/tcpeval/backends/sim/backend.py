@@ -53,7 +53,12 @@ class Simulator:
         return Simulator(max_memory_bytes, show_progress=True)
 
     def supports(self, scenario: Scenario) -> list[Problem]:
-        return refusals(self, scenario) + self._over_budget(scenario)
+        probing = [
+            Problem(f"flow[{index}].mtu_probing", True, MTU_PROBING_REASON)
+            for index, group in enumerate(scenario.flow)
+            if group.mtu_probing
+        ]
+        return refusals(self, scenario) + probing + self._over_budget(scenario)
 
     def estimate_wall(self, scenario: Scenario) -> Estimate:
         return estimate_wall(scenario, resolve(scenario))
@@ -84,6 +89,10 @@ class Simulator:
             return [Problem(error.field, error.value, error.reason)]
         return []
 
+
+MTU_PROBING_REASON = (
+    "is not supported: the simulator's senders keep their MSS (no RFC 4821 probing)"
+)
 
 BACKEND = Simulator()
 
