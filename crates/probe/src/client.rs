@@ -214,6 +214,9 @@ pub(crate) struct LocalRun {
     history: History,
     final_samples: Vec<Option<Sample>>,
     interrupted: bool,
+    /// A stream's data was still unacknowledged after the drain (a path that delivers
+    /// nothing, such as a path-MTU black hole): its end would never reach the server.
+    undrained: bool,
     /// The wall-clock time the stream and sample times count from.
     start_unix_ns: u64,
     cpu: CpuReport,
@@ -243,12 +246,13 @@ pub(crate) fn run_local_streams(
         .bytes
         .map(|b| b.div_ceil(u64::from(request.streams)));
     let mut end_ns = vec![0u64; streams.len()];
+    let undrained = AtomicBool::new(false);
     thread::scope(|scope| {
         let handles: Vec<_> = streams
             .iter()
             .zip(&counters)
             .map(|(socket, counters)| {
-                let stop = &stop;
+                let (stop, undrained) = (&stop, &undrained);
                 scope.spawn(move || {
                     if request.reverse {
                         datapath::receive(
@@ -261,7 +265,9 @@ pub(crate) fn run_local_streams(
                         );
                     } else {
                         datapath::send(socket, per_stream_bytes, stop, counters, start);
-                        datapath::drain(socket, Duration::from_secs(3));
+                        if !datapath::drain(socket, Duration::from_secs(3)) {
+                            undrained.store(true, Ordering::Relaxed);
+                        }
                     }
                     start.elapsed().as_nanos() as u64
                 })
@@ -291,6 +297,7 @@ pub(crate) fn run_local_streams(
         history,
         final_samples,
         interrupted: interrupted.load(Ordering::Relaxed),
+        undrained: undrained.load(Ordering::Relaxed),
         start_unix_ns,
         cpu,
     }
@@ -392,7 +399,9 @@ fn finish_session(
         );
         thread::sleep(options.hold_open);
     }
-    if request.reverse && local.interrupted {
+    // The server reads a forward stream until its end, which a stream that never drained
+    // will not send: stop it, as Ctrl-C stops a reverse test.
+    if (request.reverse && local.interrupted) || local.undrained {
         let _ = proto::send(control, &Message::Stop {});
     }
     for stream in streams {

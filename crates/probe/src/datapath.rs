@@ -100,16 +100,18 @@ pub fn receive(
 }
 
 /// Waits until everything written has been acknowledged (or `limit` passes), so the last
-/// sample describes the finished transfer rather than a queue still draining.
-pub fn drain(socket: &TcpStream, limit: Duration) {
+/// sample describes the finished transfer rather than a queue still draining. Returns
+/// whether it was: `false` when data was still unacknowledged at the limit.
+pub fn drain(socket: &TcpStream, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         match sys::tcp_info(socket.as_fd()) {
-            Ok(r) if r.info.unacked == 0 && r.info.notsent_bytes == 0 => return,
+            Ok(r) if r.info.unacked == 0 && r.info.notsent_bytes == 0 => return true,
             Ok(_) => std::thread::sleep(Duration::from_millis(1)),
-            Err(_) => return,
+            Err(_) => return true,
         }
     }
+    false
 }
 
 pub fn is_retry(e: &std::io::Error) -> bool {

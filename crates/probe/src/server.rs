@@ -642,7 +642,7 @@ fn run_tcp_streams(
                     // A client that said stop no longer reads: waiting for its ACKs would
                     // only hold the test open.
                     if !client_stopped.load(Ordering::Relaxed) {
-                        datapath::drain(socket, Duration::from_secs(3));
+                        let _ = datapath::drain(socket, Duration::from_secs(3));
                     }
                     let _ = socket.shutdown(std::net::Shutdown::Write);
                 } else {

@@ -68,7 +68,7 @@ pub struct LinkSpec {
     /// A share of the packets leaving the forward direction held back (`net/topology.rs`).
     #[serde(default)]
     pub reorder: Option<ReorderSpec>,
-    /// A path-MTU black hole in both directions: IP packets longer than this vanish.
+    /// A path-MTU black hole, forward direction only: IP packets longer than this vanish.
     #[serde(default)]
     pub mtu_black_hole_bytes: Option<u32>,
     /// Periods `[start, end)` the forward direction is down, in time order.

@@ -4,8 +4,8 @@ resolved scenario, and the process that relays the traffic between the two halve
 The bottleneck is the scenario's link 0: rate, queue, AQM, loss and policer, applied by the
 same code the simulator runs (crates/netem), described in the same dialect (no translation);
 the policer, as in the simulator, polices the forward direction only. An AQM asked to mark
-sets CE in the real packets' IP headers. Reordering (forward direction) and a path-MTU black
-hole (both directions) are netem's too. Each host's base RTT is split between the two
+sets CE in the real packets' IP headers. Reordering and a path-MTU black hole are netem's
+too, forward direction only, as in the simulator. Each host's base RTT is split between the two
 directions as a per-host delay: its data direction takes the flow's `forward_delay`, else
 half. A host's induced losses (`drop_at`) are its entry's too: the
 emulator drops the first TCP data segment from the host's address at or after each time, before
@@ -59,7 +59,7 @@ def config(
     and policer entries are netem's dialect (crates/netem/src/spec.rs) in both, so they pass
     through untouched; the reverse direction is drop-tail with the same limit."""
     forward = _direction(link, link["rate_bps"], link["aqm"], link["loss"], link["policer"], 1)
-    forward["reorder"] = link["reorder"]
+    forward |= {"reorder": link["reorder"], "mtu_black_hole_bytes": link["mtu_black_hole_bytes"]}
     reverse_rate = link["rate_bps"] if reverse_queue else None
     reverse = _direction(link, reverse_rate, DROPTAIL, link["reverse_loss"], None, 2)
     return {
@@ -101,7 +101,6 @@ def _direction(
         "aqm": aqm,
         "loss": loss,
         "policer": policer,
-        "mtu_black_hole_bytes": link["mtu_black_hole_bytes"],
         "seed": seed,
     }
 

@@ -529,10 +529,13 @@ class LabRun:
         return int(self.link["rate_bps"])
 
     def _asked_sockets(self) -> dict[str, Any]:
+        """Each socket's algorithm and MSS; not the MSS behind a path-MTU black hole, which
+        a kernel that probes lowers (RFC 4821 §7.7): that is what such a run measures."""
         asked = {}
         for flow in self.flows:
             asked[f"flow {flow.id} cc"] = self._kernel_cc(flow.group)
-            asked[f"flow {flow.id} mss"] = flow.spec["mss_bytes"]
+            if self.link["mtu_black_hole_bytes"] is None:
+                asked[f"flow {flow.id} mss"] = flow.spec["mss_bytes"]
         return asked
 
     def _link_summary(

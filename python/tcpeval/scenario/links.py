@@ -178,7 +178,7 @@ class Link(Strict):
     mtu_black_hole: MtuField | None = Field(
         default=None,
         description="A path-MTU black hole (RFC 2923 §2.1): IP packets longer than this, e.g. "
-        "1400 (bytes), vanish in either direction with no ICMP 'fragmentation needed' "
+        "1400 (bytes), vanish in the forward direction with no ICMP 'fragmentation needed' "
         "(black_hole_drops); a segment is mss + 52 bytes. A sender finds it only by probing "
         "after timeouts (flow.mtu_probing, the lab's Linux); the simulator's never do, so "
         "their flows then deliver nothing. Default: none.",

@@ -199,11 +199,14 @@ fn make_link(s: &Scenario, i: usize, spec: &LinkSpec, reverse: bool) -> Link {
         loss.build(seed),
     )
     .with_rate_changes(&spec.rate_changes)
-    .with_outages(outages)
-    .with_black_hole(spec.mtu_black_hole_bytes.map(MtuBlackHole::new));
+    .with_outages(outages);
+    if reverse {
+        return link;
+    }
+    let link = link.with_black_hole(spec.mtu_black_hole_bytes.map(MtuBlackHole::new));
     match spec.policer {
-        Some(p) if !reverse => link.with_policer(p.build()),
-        _ => link,
+        Some(p) => link.with_policer(p.build()),
+        None => link,
     }
 }
 
