@@ -268,3 +268,23 @@ def test_core_errors_name_the_table_the_entry_came_from(
         "42",
         "is wrong",
     )
+
+
+def test_a_black_hole_swallows_only_the_larger_segments_and_mtu_probing_is_refused() -> None:
+    """The simulator's senders keep their MSS: behind a 1400-byte black hole a flow of
+    1500-byte packets delivers nothing, each of them the black hole's, while one of 1352-byte
+    packets (mss 1300) runs; asking the senders to probe is refused by name."""
+    data: dict[str, Any] = {
+        "duration": "2s",
+        "bottleneck": {"rate": "10Mbps", "mtu_black_hole": 1400},
+        "flow": [{"cc": "reno", "rtt": "20ms"}, {"cc": "reno", "rtt": "20ms", "mss": "1300B"}],
+    }
+    result = simulate(data)
+    link, (large, small) = result.summary["bottleneck"], result.summary["flows"]
+    assert large["bytes_delivered"] == 0
+    assert small["goodput_mbps"] > 5.0, small
+    # Every packet of the large flow, none of the small one's.
+    assert link["black_hole_drops"] == large["packets_sent"] > 0
+    data["flow"][0]["mtu_probing"] = True
+    with pytest.raises(ScenarioError, match=r"flow\[0\]\.mtu_probing"):
+        simulate(data)

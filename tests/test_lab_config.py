@@ -14,7 +14,7 @@ from tcpeval.backends import lab as lab_backend
 from tcpeval.lab import emulator
 from tcpeval.lab.emulator import Endpoint
 from tcpeval.lab.netns import LabError
-from tcpeval.lab.run import TCP_ECN_ASK, TCP_ECN_OFF, Group, _tcp_ecn
+from tcpeval.lab.run import TCP_ECN_ASK, TCP_ECN_OFF, Group, _one_way_delays_ns, _tcp_ecn
 from tcpeval.lab.topology import Host, Topology
 from tcpeval.probe.binary import find_binary
 from tcpeval.scenario import parse_scenario, resolution
@@ -37,7 +37,7 @@ def resolved_link(bottleneck: dict) -> dict:
 
 
 def config_for(link: dict, reverse_queue: bool = True, drop_at_ns: tuple[int, ...] = ()) -> dict:
-    endpoints = [Endpoint("10.201.1.1", 40_000_000, drop_at_ns)]
+    endpoints = [Endpoint("10.201.1.1", 20_000_000, 20_000_000, drop_at_ns)]
     return emulator.config(link, topology(), endpoints, reverse_queue, 10**10, 10**7)
 
 
@@ -52,12 +52,21 @@ CODEL_MARKING = {"name": "codel", "target_ns": 5_000_000, "interval_ns": 100_000
 def test_the_resolved_links_entries_pass_through_untouched():
     link = resolved_link(
         {"rate": "100Mbps", "queue": "100pkt", "loss": 0.01, "policer": {"rate": "20Mbps"},
-         "ack_loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3}}
+         "ack_loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3},
+         "reorder": {"share": 0.01, "delay": "2ms"}, "mtu_black_hole": 1400}
     )  # fmt: skip
     made = config_for(link)
     forward, reverse = made["forward"], made["reverse"]
-    for key in ("rate_bps", "queue_pkts", "queue_bytes", "aqm", "loss", "policer"):
+    keys = ("rate_bps", "queue_pkts", "queue_bytes", "aqm", "loss", "policer", "reorder")
+    for key in (*keys, "mtu_black_hole_bytes"):
         assert forward[key] == link[key], key
+    assert (forward["reorder"], forward["mtu_black_hole_bytes"]) == (
+        {"share": 0.01, "delay_ns": 2_000_000},
+        1400,
+    )
+    # Reordering and the black hole are the forward direction's, as in the simulator.
+    assert "reorder" not in reverse
+    assert "mtu_black_hole_bytes" not in reverse
     assert (forward["queue_pkts"], forward["queue_bytes"]) == (100, None)
     assert forward["loss"] == {"model": "bernoulli", "p": 0.01}
     # The reverse direction: the same limit, drop-tail, the ACK path's loss, no policer.
@@ -90,6 +99,7 @@ def emulate(config: dict, tmp_path: Path) -> str:
             "queue": "1MB",
             "ack_loss": {"model": "gilbert_elliott", "p": 0.01, "r": 0.3},
         },
+        {"rate": "100Mbps", "reorder": {"share": 0.01, "delay": "2ms"}, "mtu_black_hole": 1400},
     ],
 )
 def test_the_emulator_parses_what_the_scenario_resolves(bottleneck: dict, tmp_path: Path):
@@ -111,6 +121,16 @@ def test_the_emulator_names_a_bad_value_by_its_path(tmp_path: Path):
     assert said == "error: config forward.aqm.target_ns: '0' must be positive"
     link |= {"aqm": {"name": "fq"}}
     assert "unknown variant `fq`" in emulate(config_for(link), tmp_path)
+
+
+def test_a_flows_forward_delay_is_its_data_directions_one_way_delay():
+    flow = {"rtt_ns": 40_000_000, "forward_delay_ns": None, "reverse": False}
+    assert _one_way_delays_ns(flow) == (20_000_000, 20_000_000)
+    assert _one_way_delays_ns(flow | {"rtt_ns": 40_000_001}) == (20_000_000, 20_000_001)
+    one_way = flow | {"forward_delay_ns": 30_000_000}
+    assert _one_way_delays_ns(one_way) == (30_000_000, 10_000_000)
+    # A reverse flow's data cross the emulator's reverse direction, right to left.
+    assert _one_way_delays_ns(one_way | {"reverse": True}) == (10_000_000, 30_000_000)
 
 
 def test_a_hosts_induced_losses_are_its_endpoints_entry(tmp_path: Path):

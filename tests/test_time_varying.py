@@ -158,9 +158,25 @@ def test_losing_all_feedback_ends_in_a_timeout_and_a_window_of_one() -> None:
     assert cwnd[3.0] > 1.0
 
 
-@pytest.mark.parametrize("backend", [lab.BACKEND, model.BACKEND, probe.BACKEND])
-@pytest.mark.parametrize("key", ["outage", "ack_outage", "reorder"])
+REFUSALS = [
+    (backend, key)
+    for backend in (lab.BACKEND, model.BACKEND, probe.BACKEND)
+    for key in ("outage", "ack_outage", "reorder")
+    if (backend, key) != (lab.BACKEND, "reorder")  # the lab's emulator reorders
+]
+
+
+@pytest.mark.parametrize(("backend", "key"), REFUSALS)
 def test_backends_refuse_outages_and_reordering(backend: Any, key: str) -> None:
-    value: Any = {"share": 0.01, "delay": "2ms"} if key == "reorder" else [["1s", "2s"]]
-    problems = backend.supports(parse_scenario(_one_flow({"rate": "10Mbps", key: value})))
+    problems = backend.supports(parse_scenario(_one_flow({"rate": "10Mbps", key: _value(key)})))
     assert f"bottleneck.{key}" in [p.field for p in problems]
+
+
+def test_the_lab_takes_reordering() -> None:
+    reorder = {"rate": "10Mbps", "reorder": _value("reorder")}
+    problems = lab.BACKEND.supports(parse_scenario(_one_flow(reorder)))
+    assert "bottleneck.reorder" not in [p.field for p in problems]
+
+
+def _value(key: str) -> Any:
+    return {"share": 0.01, "delay": "2ms"} if key == "reorder" else [["1s", "2s"]]
