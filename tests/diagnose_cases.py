@@ -68,9 +68,7 @@ CASES = {
         receiver_sysctls={"net.ipv4.tcp_rmem": "4096 32768 131072"},
     ),
     # No window scaling: 64 KiB at most, 13 Mb/s at 40 ms.
-    "window_scaling": Case(
-        "window_scaling", receiver_sysctls={"net.ipv4.tcp_window_scaling": "0"}
-    ),
+    "window_scaling": Case("window_scaling", receiver_sysctls={"net.ipv4.tcp_window_scaling": "0"}),
     # Stopped 100 ms of every 200 ms: its buffer fills and its window closes while it is
     # stopped, and no quota or other program holds its threads back.
     "receiver_application": Case("receiver_application", server_stopped_s=(0.1, 0.2)),
@@ -149,9 +147,7 @@ def run_case(
         return diagnose(target, out, duration_s, STREAMS, disk_dir, formats=("svg",))
 
 
-def _server(
-    case: Case, ns: str, ip: str, secret: Path, stack: ExitStack
-) -> subprocess.Popen[str]:
+def _server(case: Case, ns: str, ip: str, secret: Path, stack: ExitStack) -> subprocess.Popen[str]:
     serve = [str(probe_binary()), "serve", "--listen", f"{ip}:0", "--secret-file", str(secret)]
     if case.server_cpu_share is None:
         server = spawn(ns, serve)

@@ -31,4 +31,3 @@ def test_diagnose_names_the_induced_limit(name: str, load: str, tmp_path: Path) 
         # The advice sizes the buffers for twice the BDP measured on this path (100 Mb/s ×
         # 40 ms = 500 kB: at least 4 MiB is advised).
         assert any("4194304" in line for line in diagnosis.verdict.advice)
-
