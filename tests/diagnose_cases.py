@@ -69,9 +69,16 @@ CASES = {
     ),
     # No window scaling: 64 KiB at most, 13 Mb/s at 40 ms.
     "window_scaling": Case("window_scaling", receiver_sysctls={"net.ipv4.tcp_window_scaling": "0"}),
-    # Stopped 100 ms of every 200 ms: its buffer fills and its window closes while it is
-    # stopped, and no quota or other program holds its threads back.
-    "receiver_application": Case("receiver_application", server_stopped_s=(0.1, 0.2)),
+    # Stopped 400 ms of every 500 ms, so that it reads slower than the path delivers: a
+    # buffer of 2 MB (a window of twice the BDP while it reads) fills in 160 ms of a stop,
+    # and the window stays closed for the rest of it; no quota or other program holds its
+    # threads back. (100 ms of every 200 ms never closed the window: the lab's 10 MiB one
+    # takes in more than a stop's 1.25 MB.)
+    "receiver_application": Case(
+        "receiver_application",
+        receiver_sysctls={"net.ipv4.tcp_rmem": "4096 131072 2097152"},
+        server_stopped_s=(0.4, 0.5),
+    ),
     "send_buffer": Case("send_buffer", sender_sysctls={"net.ipv4.tcp_wmem": "4096 16384 65536"}),
     # 30 ms one way, 10 ms the other.
     "send_buffer_uneven_delays": Case(
