@@ -93,7 +93,7 @@ CASES = {
     # 1% of the packets held back 5 ms: later ones overtake them.
     "reordering": Case("reordering", bottleneck={"reorder": {"share": 0.01, "delay": "5ms"}}),
     # Full-sized packets (1500 B) vanish, smaller ones pass.
-    "mtu_black_hole": Case("mtu_black_hole", bottleneck={"mtu_black_hole": "1400B"}),
+    "mtu_black_hole": Case("mtu_black_hole", bottleneck={"mtu_black_hole": 1400}),
     # The receiving process's own work is small (the kernel receives in softirq; the process
     # only copies, in large reads): 1 ms of CPU per second binds at 100 Mb/s.
     "cpu_receiver": Case("cpu", server_cpu_share=0.001),
