@@ -88,11 +88,11 @@ def _print_run(name: str, load: str, repeat: int, d: Diagnosis, case_s: float) -
 
 def _print_table(names: list[str], loads: list[str], said: Counter[tuple[str, str, str]]) -> None:
     columns = sorted({limit for _, _, limit in said})
-    print("\ninduced (load) \\ said".ljust(40) + " ".join(f"{c[:12]:>12}" for c in columns))
-    for name in names:
-        for load in loads:
-            row = " ".join(f"{said[(name, load, c)] or '.':>12}" for c in columns)
-            print(f"{name} ({load}) → {CASES[name].limit}".ljust(39) + " " + row)
+    rows = {(n, load): f"{n} ({load}) → {CASES[n].limit}" for n in names for load in loads}
+    width = max(len(r) for r in [*rows.values(), "induced (load) \\ said"])
+    print("\n" + "induced (load) \\ said".ljust(width), *(f"{c[:12]:>12}" for c in columns))
+    for (name, load), label in rows.items():
+        print(label.ljust(width), *(f"{said[(name, load, c)] or '.':>12}" for c in columns))
 
 
 def _load_average() -> str:
