@@ -77,6 +77,9 @@ def _print_run(name: str, load: str, repeat: int, d: Diagnosis, case_s: float) -
         f"{s.retransmits}/{s.segments_sent}, UDP lost {d.evidence.path.udp_lost}/"
         f"{d.evidence.path.udp_sent}"
     )
+    ranked = ", ".join(f"{f.limit} ({_residual(f.residual)})" for f in v.ranked) or "none"
+    closest = min(v.fits, key=lambda f: f.closeness, default=None)
+    print(f"    holds: {ranked}; closest: {closest.limit if closest else '-'}")
     for c in d.evidence.cpu:
         throttled = "-" if c.throttled is None else f"{c.throttled:.0%}"
         print(
@@ -84,6 +87,10 @@ def _print_run(name: str, load: str, repeat: int, d: Diagnosis, case_s: float) -
             f"{c.most_waiting_thread:.0%}, throttled {throttled}, busiest core "
             f"{c.busiest_core:.0%}, softirq {c.softirq:.0%}"
         )
+
+
+def _residual(residual: float | None) -> str:
+    return "no rate" if residual is None else f"residual {residual:+.0%}"
 
 
 def _print_table(names: list[str], loads: list[str], said: Counter[tuple[str, str, str]]) -> None:
