@@ -90,8 +90,10 @@ CASES = {
     "path_capacity": Case("path_capacity"),
     # A fifth of the link's rate; a burst of 64 KB (a few packets' worth of a 40 ms path).
     "policer": Case("policer", bottleneck={"policer": {"rate": "20Mbps", "burst": "64KB"}}),
-    # 1% of the packets held back 5 ms: later ones overtake them.
-    "reordering": Case("reordering", bottleneck={"reorder": {"share": 0.01, "delay": "5ms"}}),
+    # 2% of the packets held back 20 ms, half the RTT: beyond RACK's first reordering window
+    # (a quarter of the minimum RTT), so they are resent before they arrive. (1% held 5 ms
+    # stayed inside it: the link was full.)
+    "reordering": Case("reordering", bottleneck={"reorder": {"share": 0.02, "delay": "20ms"}}),
     # Full-sized packets (1500 B) vanish, smaller ones pass.
     "mtu_black_hole": Case("mtu_black_hole", bottleneck={"mtu_black_hole": 1400}),
     # The receiving process's own work is small (the kernel receives in softirq; the process
