@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,7 +132,16 @@ def run_case(
     name: str, out: Path, loaded: bool = False, duration_s: float = DURATION_S
 ) -> Diagnosis:
     """Induces case `name`, with the CPU hog when `loaded`, and diagnoses the path."""
-    case = CASES[name]
+    with case_target(CASES[name], name, loaded) as (target, disk_dir):
+        return diagnose(target, out, duration_s, STREAMS, disk_dir, formats=("svg",))
+
+
+@contextmanager
+def case_target(
+    case: Case, name: str = "case", loaded: bool = False
+) -> Iterator[tuple[Target, Path | None]]:
+    """The case's lab path with a probe server on its far end, and the CPU hog when
+    `loaded`: the target, and the directory whose disk is capped (None when none is)."""
     scenario = parse_scenario(lab_path(case, name))
     with tempfile.TemporaryDirectory(prefix="tcpeval-diag-") as tmp, ExitStack() as stack:
         ends = stack.enter_context(emulated_path(scenario))
@@ -158,8 +168,7 @@ def run_case(
             enter = _net_namespace_only(ends.sender_ns)
         # Cgroups are joined before entering the namespace: `ip netns exec` hides
         # /sys/fs/cgroup.
-        target = Target(address, str(secret), (*client, *enter))
-        return diagnose(target, out, duration_s, STREAMS, disk_dir, formats=("svg",))
+        yield Target(address, str(secret), (*client, *enter)), disk_dir
 
 
 def _server(case: Case, ns: str, ip: str, secret: Path, stack: ExitStack) -> subprocess.Popen[str]:

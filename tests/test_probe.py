@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from diagnose_cases import _join, cpu_cgroup
+from cgroups import cpu_quota, join
 from tcpeval.lab.netns import listening_address
 from tcpeval.probe import (
     ProbeError,
@@ -208,14 +208,14 @@ def test_a_server_held_to_a_cpu_quota_reports_it_used_up(tmp_path: Path) -> None
     """The server in a cgroup allowed 5% of a core in 1 s periods, entered into its network
     namespace alone (`ip netns exec` would hide its cgroup files): receiving at a veth pair's
     rate, it uses its whole quota and is throttled in its periods. One 3 s run."""
-    with cpu_cgroup(0.05) as procs, lab() as the_lab:
+    with cpu_quota("probe-server-cpu", 0.05) as procs, lab() as the_lab:
         hosts = the_lab.pair()
         secret = secret_file(tmp_path)
         serve = [str(probe_binary()), "serve", "--listen", f"{hosts.server_ip}:0",
                  "--secret-file", str(secret)]  # fmt: skip
         enter = ["nsenter", f"--net=/run/netns/{hosts.server_ns}"]
         server = subprocess.Popen(
-            [*_join(procs), *enter, *serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [*join(procs), *enter, *serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True,
         )  # fmt: skip
         the_lab.processes.append(server)
