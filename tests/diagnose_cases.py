@@ -56,6 +56,9 @@ class Case:
     client_read_bytes_per_s: int | None = None
     # The server is stopped for the first of these seconds of every second one.
     server_stopped_s: tuple[float, float] | None = None
+    # A condition of the path the diagnosis must name in its evidence, though it does not
+    # bind.
+    seen: str | None = None
 
 
 CASES = {
@@ -92,9 +95,14 @@ CASES = {
     # A fifth of the link's rate; a burst of 64 KB (a few packets' worth of a 40 ms path).
     "policer": Case("policer", bottleneck={"policer": {"rate": "20Mbps", "burst": "64KB"}}),
     # 2% of the packets held back 20 ms, half the RTT: beyond RACK's first reordering window
-    # (a quarter of the minimum RTT), so they are resent before they arrive. (1% held 5 ms
-    # stayed inside it: the link was full.)
-    "reordering": Case("reordering", bottleneck={"reorder": {"share": 0.02, "delay": "20ms"}}),
+    # (a quarter of the minimum RTT). Linux resends a few, learns from their DSACKs and
+    # widens the window (RFC 8985 §6.2): the link stays full, and the diagnosis must say so
+    # and name the reordering it saw.
+    "reordering": Case(
+        "path_capacity",
+        bottleneck={"reorder": {"share": 0.02, "delay": "20ms"}},
+        seen="reordering",
+    ),
     # Full-sized packets (1500 B) vanish, smaller ones pass.
     "mtu_black_hole": Case("mtu_black_hole", bottleneck={"mtu_black_hole": 1400}),
     # The receiving process's own work is small (the kernel receives in softirq; the process

@@ -20,6 +20,8 @@ def test_diagnose_names_the_induced_limit(name: str, load: str, tmp_path: Path) 
         pytest.skip(f"the lab cannot make this path yet: {missing}")
     diagnosis = run_case(name, tmp_path, loaded=load == "loaded")
     assert diagnosis.verdict.limit == CASES[name].limit, diagnosis.verdict.model_dump()
+    if CASES[name].seen is not None:
+        assert any(line.startswith(f"{CASES[name].seen}:") for line in diagnosis.verdict.evidence)
     assert (tmp_path / "diagnosis.html").stat().st_size > 10_000
     written = sorted(p.name for p in tmp_path.glob("*.svg"))  # run_case asks for SVG
     assert written == ["cpu.svg", "limited.svg", "throughput.svg", "windows.svg"]

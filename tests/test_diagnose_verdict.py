@@ -188,17 +188,30 @@ def test_spurious_retransmissions_are_reordering():
     assert decide(evidence(real)).limit == "path_loss"
 
 
-def test_losses_without_queueing_are_a_policer_at_the_rate_the_train_got_through():
-    # A 20 Mb/s token bucket: the back-to-back train lost most of itself with no delay rise.
-    policed = path(capacity_bps=20e6, udp_capacity_bps=20e6, burst_received=420,
-                   burst_lost=1580, burst_owd_variation_ns=300_000)  # fmt: skip
-    single = tcp(14e6, retransmits=300, loss_rate=5e-3, srtt_ms=40.5)
+def test_losses_without_queueing_are_a_policer_at_the_rate_the_paced_train_got_through():
+    # Measured on a lab path policed at 20 Mb/s on 100 Mb/s: the train paced at 41 Mb/s lost
+    # half of itself and got 20.6 Mb/s through; TCP 13.4 Mb/s, 4.1% of segments lost, 1 ms
+    # over its minimum RTT — seven times what Mathis allows at that loss.
+    policed = path(capacity_known=False, udp_capacity_bps=82.5e6, udp_loss=0.503,
+                   paced_rate_bps=20.6e6, paced_owd_variation_ns=900_000)  # fmt: skip
+    single = tcp(13.4e6, retransmits=106, loss_rate=0.041, srtt_ms=40.95,
+                 delivery_rate_p90_bps=21e6)  # fmt: skip
     verdict = decide(evidence(single, path=policed))
     assert verdict.limit == "policer"
-    assert "20.0 Mb/s" in verdict.headline
+    assert "20.6 Mb/s (the paced UDP train)" in verdict.headline
+    # Without the trains (a starved UDP sender paces below the bucket): TCP's delivery rate.
+    unseen = policed.model_copy(update={"udp_loss": 0.0})
+    assert "21.0 Mb/s (TCP's delivery rate" in decide(evidence(single, path=unseen)).headline
     # The same losses behind a queue that filled first are not a policer.
-    queued = policed.model_copy(update={"burst_owd_variation_ns": 40_000_000})
-    assert decide(evidence(single, path=queued)).limit != "policer"
+    queued = single.model_copy(update={"srtt_ms": 80.0})
+    assert decide(evidence(queued, path=unseen)).limit != "policer"
+
+
+def test_random_loss_that_follows_mathis_is_not_a_policer():
+    mathis = mathis_goodput_bps(1448, 0.04, 1e-3)
+    single = tcp(12e6, retransmits=100, loss_rate=1e-3, delivery_rate_p90_bps=16e6,
+                 mathis_bps=mathis)  # fmt: skip
+    assert [f.limit for f in decide(evidence(single)).ranked] == ["path_loss"]
 
 
 def test_large_packets_lost_and_small_ones_not_is_a_black_hole():

@@ -39,6 +39,10 @@ pub struct TrainReport {
     /// Receiver's span from first to last arrival.
     pub received_span_ns: u64,
     pub received_rate_bps: f64,
+    /// The received rate of the datagrams that arrived in order: one held back by the path
+    /// arrives late, stretching the span without saying anything of the bottleneck's rate.
+    #[serde(default)]
+    pub in_order_rate_bps: f64,
     /// Sender's span from first to last departure (carried in the datagrams).
     pub sent_rate_bps: f64,
     /// RFC 3550 §6.4.1 interarrival jitter at the end of the train.

@@ -115,6 +115,7 @@ pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arriva
     let mut seen = std::collections::HashSet::new();
     let (mut reordered, mut duplicates, mut highest) = (0, 0, None::<u32>);
     let mut jitter_ns = 0.0f64;
+    let mut in_order = InOrder::default();
     for (i, a) in arrivals.iter().enumerate() {
         if !seen.insert(a.seq) {
             duplicates += 1;
@@ -122,6 +123,8 @@ pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arriva
         }
         if highest.is_some_and(|h| a.seq < h) {
             reordered += 1;
+        } else {
+            in_order.arrive(a.recv_ns);
         }
         highest = highest.max(Some(a.seq));
         if i > 0 {
@@ -163,9 +166,36 @@ pub fn summarize(spacing_ns: u64, sent: u32, size_bytes: u32, arrivals: &[Arriva
         size_bytes,
         received_span_ns,
         received_rate_bps: rate(received_span_ns),
+        in_order_rate_bps: in_order.rate_bps(size_bytes),
         sent_rate_bps: rate(span(|a| a.send_ns)),
         jitter_ns,
         owd_variation_ns,
+    }
+}
+
+/// The datagrams that arrived in order: how many, and the first and last arrival.
+#[derive(Default)]
+struct InOrder {
+    count: u32,
+    first_ns: Option<u64>,
+    last_ns: u64,
+}
+
+impl InOrder {
+    fn arrive(&mut self, recv_ns: u64) {
+        self.count += 1;
+        self.first_ns.get_or_insert(recv_ns);
+        self.last_ns = self.last_ns.max(recv_ns);
+    }
+
+    fn rate_bps(&self, size_bytes: u32) -> f64 {
+        let span_ns = self
+            .first_ns
+            .map_or(0, |first| self.last_ns.saturating_sub(first));
+        if self.count < 2 || span_ns == 0 {
+            return 0.0;
+        }
+        f64::from(self.count - 1) * f64::from(size_bytes) * 8.0 / (span_ns as f64 / 1e9)
     }
 }
 
@@ -570,6 +600,34 @@ mod tests {
         );
         // Transit times 100, 100, 120, 120 ns: a spread of 20.
         assert_eq!(r.owd_variation_ns, 20);
+    }
+
+    #[test]
+    fn a_datagram_held_back_does_not_stretch_the_in_order_rate() {
+        // 1 Gb/s on arrival (1250 B every 10 µs), and datagram 5 held back 1 ms by the path.
+        let mut a: Vec<Arrival> = (0..11)
+            .filter(|&i| i != 5)
+            .map(|i| Arrival {
+                seq: i,
+                send_ns: 0,
+                recv_ns: u64::from(i) * 10_000,
+            })
+            .collect();
+        a.push(Arrival {
+            seq: 5,
+            send_ns: 0,
+            recv_ns: 1_100_000,
+        });
+        let r = summarize(0, 11, 1250, &a);
+        assert_eq!(r.reordered, 1);
+        // All eleven over 1.1 ms: a tenth of the rate; the ten in order over 100 µs: 0.9 Gb/s
+        // (nine gaps' worth of bits, one gap being the missing datagram's).
+        assert!(r.received_rate_bps < 0.1e9, "{}", r.received_rate_bps);
+        assert!(
+            (r.in_order_rate_bps - 0.9e9).abs() < 1.0,
+            "{}",
+            r.in_order_rate_bps
+        );
     }
 
     #[test]

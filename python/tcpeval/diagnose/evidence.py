@@ -53,6 +53,11 @@ class PathEvidence(BaseModel):
     burst_lost: int = 0
     burst_owd_variation_ns: int | None = None
     small_train: TrainEvidence | None = None
+    # The paced train: the rate that got through and how far its one-way delay rose.
+    paced_rate_bps: float = 0.0
+    paced_owd_variation_ns: int | None = None
+    # Datagrams of either train that arrived after a later one.
+    udp_reordered: int = 0
 
 
 class TcpEvidence(BaseModel):
@@ -91,6 +96,9 @@ class TcpEvidence(BaseModel):
     send_buffer_bytes: float | None = None
     # The sender's congestion control.
     cc: str | None = None
+    # The 90th percentile of the kernel's delivery-rate samples over the second half: the
+    # rate the path lets through while the window is full.
+    delivery_rate_p90_bps: float = 0.0
     # Retransmissions the receiver reported as duplicates (DSACK, RFC 2883), and reordering
     # events the sender detected (tcpi_reord_seen); None when not reported.
     dsack_dups: int | None = None
@@ -232,6 +240,9 @@ def _path(runs: Runs, tcp_wire_bps: float) -> PathEvidence:
         burst_lost=int(burst["lost"]),
         burst_owd_variation_ns=burst.get("owd_variation_ns"),
         small_train=runs.small_train,
+        paced_rate_bps=_received_rate(train),
+        paced_owd_variation_ns=train.get("owd_variation_ns"),
+        udp_reordered=int(train.get("reordered", 0)) + int(burst.get("reordered", 0)),
     )
 
 
@@ -263,6 +274,7 @@ def tcp_evidence(result: Result) -> TcpEvidence:
         mathis_bps=mathis,
         advertised_window_mean_bytes=float(second_half["snd_wnd_bytes"].mean()),
         steady_goodput_bps=_second_half_goodput_bps(flows),
+        delivery_rate_p90_bps=float(second_half["delivery_rate_bps"].quantile(0.9)),
         window_scale=_last_int(finals, "snd_wscale"),
         send_buffer_bytes=_median(second_half, "sndbuf_bytes"),
         cc=_sender_cc(result),

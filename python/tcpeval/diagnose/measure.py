@@ -149,9 +149,12 @@ def _small_train(target: Target, out: Path) -> TrainEvidence:
 
 
 def _received_rate(train: dict[str, Any]) -> float:
-    """The received rate, counted over whole IP packets as link rates are."""
+    """The received rate of the datagrams that arrived in order (one the path held back
+    arrives late and would stretch the span), counted over whole IP packets as link rates
+    are."""
     wire_share = (UDP_PAYLOAD_BYTES + UDP_OVERHEAD_BYTES) / UDP_PAYLOAD_BYTES
-    return float(train["received_rate_bps"]) * wire_share
+    rate = train.get("in_order_rate_bps") or train["received_rate_bps"]
+    return float(rate) * wire_share
 
 
 def _loss_train_shape(capacity_bps: float) -> tuple[int, int]:

@@ -111,9 +111,13 @@ SPURIOUS_SHARE = 0.5
 # A path that drops large packets carries small ones: nearly all of the small train arrives
 # (a receiver too starved to read loses both).
 SMALL_ARRIVE = 0.9
-# Losses without a queue: the back-to-back train's one-way delay rose by less than this while
-# it lost packets (a drop-tail queue fills, and delays, before it drops).
-POLICER_QUEUE_NS = 2_000_000
+# Losses without a queue: a policer drops without delaying, a drop-tail queue fills, and
+# delays, before it drops. A train's one-way delay, and TCP's smoothed RTT over its minimum,
+# rose by less than a tenth of the RTT (at least 2 ms: a loaded host's own jitter).
+POLICER_QUEUE_MS = 2.0
+UNQUEUED_SHARE = 0.1
+# A paced train losing this share met a rate ceiling, not random loss.
+POLICED_LOSS = 0.1
 
 
 def fits(e: Evidence) -> list[Fit]:
@@ -215,24 +219,37 @@ def _path_capacity(e: Evidence) -> Fit | None:
 
 
 def _policer(e: Evidence) -> Fit | None:
-    """A token bucket drops what exceeds its rate without queueing it: the back-to-back train
-    loses packets while its delay hardly rises, and TCP follows the rate the train got
-    through."""
-    p = e.path
-    if p.burst_owd_variation_ns is None or p.burst_received < 2:
+    """A token bucket drops what exceeds its rate without queueing it. Its rate is what a
+    train paced faster than it got through (when the paced train lost a share no random
+    loss would), else the kernel's delivery rate while the window is full; TCP through it
+    loses packets with no queueing delay, in runs at the bucket's edge — far fewer
+    congestion events than lost packets, so it goes well above Mathis at its loss rate."""
+    s, p = e.single, e.path
+    if s.retransmits == 0 or s.srtt_ms <= 0:
         return None
+    paced = p.udp_loss >= POLICED_LOSS and _unqueued(p.paced_owd_variation_ns, s.min_rtt_ms)
+    rate = p.paced_rate_bps if paced else s.delivery_rate_p90_bps
+    source = "the paced UDP train" if paced else "TCP's delivery rate, 90th percentile"
+    queueing_ms = s.srtt_ms - s.min_rtt_ms
     relation = (
-        f"one stream ≈ the policed rate, {_mbps(p.udp_capacity_bps)}: the back-to-back train "
-        f"lost {p.burst_lost} of {p.burst_sent} with its delay rising "
-        f"{p.burst_owd_variation_ns / 1e6:.1f} ms"
+        f"one stream ≈ the policed rate, {_mbps(rate)} ({source}); {s.loss_rate:.1%} of "
+        f"segments lost with {queueing_ms:.1f} ms of queueing"
     )
-    fit = _fit("policer", relation, p.udp_capacity_bps, POLICER_BAND, e)
-    unqueued = p.burst_lost > 0 and p.burst_owd_variation_ns < POLICER_QUEUE_NS
+    fit = _fit("policer", relation, rate, POLICER_BAND, e)
+    mathis = mathis_goodput_bps(s.mss_bytes, s.srtt_ms / 1e3, s.loss_rate) * s.wire_share
+    bursty = measured_bps(e) > (1 + LOSS_BAND.above) * mathis
     return _unless(
         fit,
-        unqueued and e.single.retransmits > 0,
-        "no losses without queueing (a policer drops without delaying)",
+        queueing_ms < UNQUEUED_SHARE * s.min_rtt_ms and (paced or bursty),
+        "not losses without queueing at a rate ceiling (a queue delays before it drops, "
+        "random loss follows Mathis)",
     )
+
+
+def _unqueued(owd_variation_ns: int | None, min_rtt_ms: float) -> bool:
+    if owd_variation_ns is None:
+        return False
+    return owd_variation_ns / 1e6 < max(POLICER_QUEUE_MS, UNQUEUED_SHARE * min_rtt_ms)
 
 
 def _cpu(e: Evidence, c: CpuEvidence) -> Fit:

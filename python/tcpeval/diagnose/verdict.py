@@ -69,7 +69,8 @@ def decide(e: Evidence, predictions: dict[str, float] | None = None) -> Verdict:
     """The binding limit, the evidence for it, and the advice."""
     tried = fits(e)
     ranked = sorted((f for f in tried if f.holds), key=_rank)
-    evidence = [_goodput_line(e), _udp_line(e), *(_cpu_line(c) for c in e.cpu), *e.notes]
+    evidence = [_goodput_line(e), _udp_line(e), *(_cpu_line(c) for c in e.cpu)]
+    evidence += [line for line in (_reordering_line(e),) if line] + e.notes
     contention = [line for c in e.cpu if (line := _contention_line(c))]
     if not ranked:
         return Verdict(
@@ -150,6 +151,21 @@ def _udp_line(e: Evidence) -> str:
     return (
         f"path capacity {_mbps(p.capacity_bps)}: UDP back-to-back train "
         f"{_mbps(p.udp_capacity_bps)}{bound}; UDP loss {p.udp_lost}/{p.udp_sent} at half of it"
+    )
+
+
+def _reordering_line(e: Evidence) -> str | None:
+    """Reordering seen, whether or not it limits: Linux's RACK (RFC 8985) waits a reordering
+    window before it calls a packet lost, and widens it when a DSACK says it was wrong, so a
+    path may reorder and still be filled."""
+    s = e.single
+    if not s.reord_seen and not e.path.udp_reordered:
+        return None
+    spurious = "" if s.dsack_dups is None else f", {s.dsack_dups} of its {s.retransmits} "
+    spurious += "retransmissions spurious (DSACK)" if s.dsack_dups is not None else ""
+    return (
+        f"reordering: the sender saw {s.reord_seen or 0} reordering events{spurious}; "
+        f"{e.path.udp_reordered} UDP datagrams arrived after a later one"
     )
 
 
