@@ -29,7 +29,7 @@ from tcpeval.diagnose import Diagnosis, Target, diagnose
 from tcpeval.lab.netns import listening_address, ns_sh, spawn, stop
 from tcpeval.lab.run import emulated_path
 from tcpeval.probe.binary import probe_binary
-from tcpeval.probe.netns import secret_file
+from tcpeval.probe.netns import secret_file, wait_listening
 from tcpeval.scenario import ScenarioError, parse_scenario
 
 # The shortest diagnosis `tcpeval diagnose` allows: each TCP test then lasts 2 s, twenty
@@ -38,6 +38,7 @@ DURATION_S = 5
 STREAMS = 4
 # Long enough for the diagnosis and the lab's set-up around it.
 PATH_SECONDS = 300
+IPERF3_PORT = 5201
 
 
 @dataclass(frozen=True)
@@ -137,19 +138,28 @@ def unsupported(case: Case) -> str | None:
 
 
 def run_case(
-    name: str, out: Path, loaded: bool = False, duration_s: float = DURATION_S
+    name: str,
+    out: Path,
+    loaded: bool = False,
+    duration_s: float = DURATION_S,
+    verify_advice: bool = False,
+    iperf3: bool = False,
 ) -> Diagnosis:
-    """Induces case `name`, with the CPU hog when `loaded`, and diagnoses the path."""
-    with case_target(CASES[name], name, loaded) as (target, disk_dir):
-        return diagnose(target, out, duration_s, STREAMS, disk_dir, formats=("svg",))
+    """Induces case `name`, with the CPU hog when `loaded`, and diagnoses the path (against
+    a stock `iperf3 -s` with `iperf3`; checking the advice too with `verify_advice`)."""
+    with case_target(CASES[name], name, loaded, iperf3) as (target, disk_dir):
+        return diagnose(
+            target, out, duration_s, STREAMS, disk_dir, ("svg",), verify_advice=verify_advice
+        )
 
 
 @contextmanager
 def case_target(
-    case: Case, name: str = "case", loaded: bool = False
+    case: Case, name: str = "case", loaded: bool = False, iperf3: bool = False
 ) -> Iterator[tuple[Target, Path | None]]:
-    """The case's lab path with a probe server on its far end, and the CPU hog when
-    `loaded`: the target, and the directory whose disk is capped (None when none is)."""
+    """The case's lab path with a probe server (or a stock `iperf3 -s`) on its far end, and
+    the CPU hog when `loaded`: the target, and the directory whose disk is capped (None when
+    none is)."""
     scenario = parse_scenario(lab_path(case, name))
     with tempfile.TemporaryDirectory(prefix="tcpeval-diag-") as tmp, ExitStack() as stack:
         ends = stack.enter_context(emulated_path(scenario))
@@ -159,6 +169,9 @@ def case_target(
             stack.enter_context(cpu_hog())
         _sysctls(ends.receiver_ns, case.receiver_sysctls)
         _sysctls(ends.sender_ns, case.sender_sysctls)
+        if iperf3:
+            yield _iperf3_target(ends.receiver_ns, ends.receiver_ip, ends.sender_ns, stack), None
+            return
         secret = secret_file(Path(tmp))
         server = _server(case, ends.receiver_ns, ends.receiver_ip, secret, stack)
         address = listening_address(server, "the probe server")
@@ -177,6 +190,15 @@ def case_target(
         # Cgroups are joined before entering the namespace: `ip netns exec` hides
         # /sys/fs/cgroup.
         yield Target(address, str(secret), (*client, *enter)), disk_dir
+
+
+def _iperf3_target(ns: str, ip: str, client_ns: str, stack: ExitStack) -> Target:
+    """A stock `iperf3 -s` in `ns`, stopped when `stack` closes, as the target."""
+    server = spawn(ns, ["iperf3", "-s", "-B", ip, "-p", str(IPERF3_PORT)])
+    stack.callback(stop, server)
+    wait_listening(server, ns, IPERF3_PORT)
+    wrapper = ("ip", "netns", "exec", client_ns)
+    return Target(f"{ip}:{IPERF3_PORT}", None, wrapper, iperf3=True)
 
 
 def _server(case: Case, ns: str, ip: str, secret: Path, stack: ExitStack) -> subprocess.Popen[str]:

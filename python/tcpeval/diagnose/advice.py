@@ -12,6 +12,8 @@ from tcpeval.diagnose.relations import Limit
 # as window (tcp_adv_win_scale), and a send buffer holds unacknowledged and unsent data.
 BUFFER_BDP_FACTOR = 2
 MAX_STREAMS = 128
+# Linux's defaults for the middle (initial) value of tcp_rmem and tcp_wmem.
+DEFAULT_INITIAL_BYTES = {"rmem": 131072, "wmem": 16384}
 
 
 def advice_for(limit: Limit, e: Evidence, predictions: dict[str, float], end: str) -> list[str]:
@@ -82,10 +84,27 @@ def _cpu(end: str) -> list[str]:
     ]
 
 
+def advised_buffer_bytes(e: Evidence) -> int:
+    """Twice the BDP of the measured capacity and minimum RTT, in whole MiB, at least 4 MiB."""
+    return max(4 << 20, math.ceil(BUFFER_BDP_FACTOR * _bdp_bytes(e) / (1 << 20)) << 20)
+
+
+def loss_streams(e: Evidence) -> int:
+    """Streams enough to fill the capacity at Mathis's per-stream rate (2 without one)."""
+    mathis = e.single.mathis_bps
+    if not mathis:
+        return 2
+    return min(MAX_STREAMS, max(2, math.ceil(e.path.capacity_bps / mathis)))
+
+
+def _bdp_bytes(e: Evidence) -> float:
+    return e.path.capacity_bps * e.single.min_rtt_ms / 1e3 / 8
+
+
 def _buffers(e: Evidence, kind: str, end: str) -> list[str]:
-    bdp_bytes = e.path.capacity_bps * e.single.min_rtt_ms / 1e3 / 8
-    size = max(4 << 20, math.ceil(BUFFER_BDP_FACTOR * bdp_bytes / (1 << 20)) << 20)
-    default = 131072 if kind == "rmem" else 16384
+    bdp_bytes = _bdp_bytes(e)
+    size = advised_buffer_bytes(e)
+    default = DEFAULT_INITIAL_BYTES[kind]
     return [
         f"on the {end}: sysctl -w net.core.{kind}_max={size} "
         f"net.ipv4.tcp_{kind}='4096 {default} {size}'",
@@ -98,7 +117,7 @@ def _buffers(e: Evidence, kind: str, end: str) -> list[str]:
 def _path_loss(e: Evidence, predictions: dict[str, float]) -> list[str]:
     s = e.single
     mathis = s.mathis_bps or 0.0
-    streams = min(MAX_STREAMS, max(2, math.ceil(e.path.capacity_bps / mathis))) if mathis else 2
+    streams = loss_streams(e)
     advice = [
         f"{streams} parallel streams: each gets about {_mbps(mathis)} at this loss and RTT "
         f"(Mathis), {streams} together fill {_mbps(e.path.capacity_bps)}",

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tcpeval.probe.cli import DEFAULT_PORT, Host, Secret, _fail, _server
+from tcpeval.probe.cli import DEFAULT_PORT, IPERF3_PORT, Host, _fail, _server
 
 if TYPE_CHECKING:
-    pass
+    from tcpeval.diagnose.verify import Verification
 
 MAX_STREAMS = 128
 # The request-response step moves seven responses (64 MB takes 5 s at 100 Mb/s): a bound on
@@ -24,7 +24,6 @@ MAX_RESPONSE_BYTES = 64 * 10**6
 
 def diagnose_command(
     host: Host,
-    secret_file: Secret,
     out: Annotated[Path, typer.Option("--out", help="Directory for the diagnosis.")],
     duration: Annotated[str, typer.Option(help="The whole diagnosis, about.")] = "20s",
     streams: Annotated[int, typer.Option(help="Streams of the parallel test, 2–128.")] = 4,
@@ -47,10 +46,33 @@ def diagnose_command(
             help="Also write the page's figures to --out in these formats: png, svg, pdf.",
         ),
     ] = None,
+    secret_file: Annotated[
+        Path | None, typer.Option("--secret-file", help="Shared secret (not for --iperf3).")
+    ] = None,
+    iperf3: Annotated[
+        bool,
+        typer.Option(
+            "--iperf3", help="The far end is a stock `iperf3 -s` (port 5201): TCP tests only."
+        ),
+    ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify", help="Apply the advice to the test connections and measure again."
+        ),
+    ] = False,
+    apply_host: Annotated[
+        bool,
+        typer.Option(
+            "--apply-host",
+            help="With --verify: also set the advised sysctls of this host (printed, with undo).",
+        ),
+    ] = False,
 ) -> None:
     """Where is my throughput? UDP capacity and loss, TCP with 1 and N streams, both ends'
     CPUs and the disk: the limit that binds, and what lifts it."""
     from tcpeval.diagnose import Target, diagnose
+    from tcpeval.diagnose.host_sysctls import HostSysctlError
     from tcpeval.figure_formats import parse_formats
     from tcpeval.probe.driver import ProbeError
     from tcpeval.scenario import ScenarioError
@@ -66,10 +88,20 @@ def diagnose_command(
     if path is not None and not path.is_dir():
         _fail(f"path: '{path}' is not a directory")
     response_bytes = None if response_size is None else _response_bytes(response_size)
-    target = Target(server=_server(host, DEFAULT_PORT), secret_file=str(secret_file))
+    if apply_host and not verify:
+        _fail("apply-host: '--apply-host' needs --verify")
+    if secret_file is None and not iperf3:
+        _fail("secret-file: '' is required (except with --iperf3)")
+    target = Target(
+        server=_server(host, IPERF3_PORT if iperf3 else DEFAULT_PORT),
+        secret_file=None if secret_file is None else str(secret_file),
+        iperf3=iperf3,
+    )
     try:
-        diagnosis = diagnose(target, out, seconds, streams, path, figures, response_bytes)
-    except (ProbeError, FileExistsError) as e:
+        diagnosis = diagnose(
+            target, out, seconds, streams, path, figures, response_bytes, verify, apply_host
+        )
+    except (ProbeError, HostSysctlError, FileExistsError) as e:
         _fail(str(e))
     except KeyboardInterrupt:
         typer.echo("interrupted: no diagnosis (each step's raw output is kept in --out)", err=True)
@@ -84,6 +116,11 @@ def diagnose_command(
         typer.echo(f"  evidence: {line}")
     for line in diagnosis.verdict.advice:
         typer.echo(f"  advice: {line}")
+    for line in diagnosis.missing:
+        typer.echo(f"  missing: {line}")
+    if diagnosis.verification is not None:
+        for line in verification_lines(diagnosis.verification):
+            typer.echo(f"  verify: {line}")
     typer.echo(f"→ {out / 'diagnosis.html'} ({diagnosis.wall_seconds:.0f} s)")
 
 
@@ -109,3 +146,21 @@ def _response_bytes(text: str) -> int:
     if not 1 <= size <= MAX_RESPONSE_BYTES:
         _fail(f"response-size: '{text}' must be 1B to 64MB")
     return size
+
+
+def verification_lines(v: Verification) -> list[str]:
+    """Before, after and predicted for each remedy applied, then what was not applied."""
+    lines = []
+    for c in v.checks:
+        predicted = c.basis
+        if c.predicted_bps is not None and c.predicted_gain is not None:
+            predicted = (
+                f"predicted {c.predicted_bps / 1e6:.1f} Mb/s ({c.predicted_gain:.2f}×): {c.basis}"
+            )
+        lines.append(
+            f"{c.setting} {c.value}: {c.before_bps / 1e6:.1f} → {c.after_bps / 1e6:.1f} Mb/s "
+            f"({c.measured_gain:.2f}×), {predicted}"
+        )
+    lines += [f"failed: {line}" for line in v.failed]
+    lines += [f"set {c.key}: {c.before} → {c.after} (undo: {c.undo})" for c in v.host_changes]
+    return lines + [f"not applied: {line}" for line in v.not_applied]

@@ -2,8 +2,11 @@
 (docs/diagnose.md): UDP trains for the path's capacity and loss without TCP, memory-to-memory
 TCP with one stream and with N (TCP_INFO histories and both ends' CPUs), with a response
 size, request-response exchanges after idle gaps (idle.py), and with a directory, the disks'
-rates of both ends. Ctrl-C stops the diagnosis (the binary keeps what it measured of the step
-it was in, but half a diagnosis would name the wrong limit).
+rates of both ends. Against a stock `iperf3 -s` only the TCP tests run (with the near end's
+TCP_INFO and CPU): iperf3 speaks no UDP train or request-response protocol, keeps no TCP_INFO
+history and measures neither its CPU nor its disk for us. Ctrl-C stops the diagnosis (the
+binary keeps what it measured of the step it was in, but half a diagnosis would name the wrong
+limit).
 """
 
 from __future__ import annotations
@@ -50,9 +53,12 @@ class Target:
     """The far end: a `tcpeval probe serve`, and how to run the near end's binary."""
 
     server: str
-    secret_file: str
+    # None against a stock iperf3 server, which asks for no secret.
+    secret_file: str | None
     # Before the binary's command line, e.g. `ip netns exec NS` (tests run in namespaces).
     wrapper: tuple[str, ...] = ()
+    # The far end is a stock `iperf3 -s`, not a `tcpeval probe serve`.
+    iperf3: bool = False
 
 
 class TrainEvidence(BaseModel):
@@ -68,12 +74,13 @@ class TrainEvidence(BaseModel):
 class Runs:
     """What each step measured, raw."""
 
-    capacity_train: dict[str, Any]
-    loss_train: dict[str, Any]
     single: Result
     multi: Result
     # The receiving end's TCP_INFO history of the single-stream test (the server's).
     single_receiver: pd.DataFrame
+    # The UDP trains; empty against an iperf3 server, which runs none.
+    capacity_train: dict[str, Any] = field(default_factory=dict)
+    loss_train: dict[str, Any] = field(default_factory=dict)
     # The near end's disk (the sender's: its read rate counts) and the far end's (its
     # write rate), when measured; a server without --root has none.
     disk: dict[str, Any] | None = None
@@ -95,19 +102,26 @@ def measure(
 ) -> Runs:
     """Runs every step in order; raw outputs go under `out`."""
     timer = _Timer()
-    capacity = timer.step("udp capacity", lambda: _train(target, 0, CAPACITY_TRAIN_PKTS, out))
+    capacity: dict[str, Any] = {}
+    loss: dict[str, Any] = {}
     small = None
-    if capacity["received"] == 0:
-        small = timer.step("udp small", lambda: _small_train(target, out))
-    capacity_bps = _received_rate(capacity)
-    spacing_ns, count = _loss_train_shape(capacity_bps)
-    loss = timer.step("udp loss", lambda: _train(target, spacing_ns, count, out))
-    tcp_s = max(MIN_TCP_S, duration_s * TCP_SHARE)
-    single = timer.step("tcp 1 stream", lambda: _tcp(target, 1, tcp_s, out))
-    multi = timer.step(f"tcp {streams} streams", lambda: _tcp(target, streams, tcp_s, out))
-    receiver = receiver_flows(_raw_dir(out, 1))
-    runs = Runs(capacity, loss, single, multi, receiver, small_train=small)
-    if response_bytes is not None:
+    if not target.iperf3:
+        capacity = timer.step("udp capacity", lambda: _train(target, 0, CAPACITY_TRAIN_PKTS, out))
+        if capacity["received"] == 0:
+            small = timer.step("udp small", lambda: _small_train(target, out))
+        spacing_ns, count = _loss_train_shape(_received_rate(capacity))
+        loss = timer.step("udp loss", lambda: _train(target, spacing_ns, count, out))
+    tcp_s = tcp_seconds(duration_s)
+    single = timer.step("tcp 1 stream", lambda: tcp_test(target, tcp_s, out, streams=1))
+    multi = timer.step(
+        f"tcp {streams} streams", lambda: tcp_test(target, tcp_s, out, streams=streams)
+    )
+    receiver = receiver_flows(_raw_dir(out, "tcp-1"))
+    runs = Runs(single, multi, receiver, capacity, loss, small_train=small)
+    if response_bytes is not None and target.iperf3:
+        runs.notes.append("slow start after idle was not timed: iperf3 has no request-response")
+    elif response_bytes is not None:
+        capacity_bps = _received_rate(capacity)
         path_bps = max(capacity_bps, _goodput_bps(single), _goodput_bps(multi))
         rtt_s = min_rtt_s(single)
         runs.idle = timer.step(
@@ -116,12 +130,14 @@ def measure(
     if path is not None:
         size = _disk_bytes(max(_goodput_bps(single), _goodput_bps(multi)))
         runs.disk = timer.step("disk", lambda: _disk(target, path, size, out))
-        try:
-            runs.server_disk = timer.step("server disk", lambda: _server_disk(target, size, out))
-        except ProbeError as e:
-            runs.notes.append(f"the server's disk was not measured: {e}")
+        runs.server_disk = _server_disk_or_note(target, size, out, timer, runs.notes)
     runs.step_seconds = timer.seconds
     return runs
+
+
+def tcp_seconds(duration_s: float) -> float:
+    """How long each TCP test of a diagnosis of `duration_s` runs."""
+    return max(MIN_TCP_S, duration_s * TCP_SHARE)
 
 
 def _train(
@@ -129,7 +145,7 @@ def _train(
 ) -> dict[str, Any]:
     settings = UdpSettings(
         server=target.server,
-        secret_file=target.secret_file,
+        secret_file=_secret(target),
         size=size,
         count=count,
         spacing=f"{spacing_ns}ns",
@@ -164,24 +180,34 @@ def _loss_train_shape(capacity_bps: float) -> tuple[int, int]:
     return spacing_ns, min(high, max(low, int(1e9 / spacing_ns)))
 
 
-def _tcp(target: Target, streams: int, seconds: float, out: Path) -> Result:
+def tcp_test(target: Target, seconds: float, out: Path, label: str = "", **changes: Any) -> Result:
+    """One memory-to-memory TCP test with `changes` to TcpSettings (streams, window, cc, …);
+    its raw output is kept under `out` as raw-tcp-<streams><label>."""
     settings = TcpSettings(
         server=target.server,
         secret_file=target.secret_file,
-        streams=streams,
+        iperf3=target.iperf3,
         duration=f"{int(seconds * 1000)}ms",
+        **changes,
     )
-    name = f"diagnose-{streams}-streams"
-    raw = _raw_dir(out, streams)
+    name = f"diagnose-{settings.streams}-streams{label}"
+    raw = _raw_dir(out, f"tcp-{settings.streams}{label}")
     result = run_tcp(settings, name=name, wrapper=target.wrapper, keep_raw=raw)
     if result.summary["backend"]["details"]["interrupted"]:
         raise KeyboardInterrupt
     return result
 
 
-def _raw_dir(out: Path, streams: int) -> Path:
+def _raw_dir(out: Path, test: str) -> Path:
     """The probe's own output of a TCP test: both ends' histories as CSV."""
-    return out / f"raw-tcp-{streams}"
+    return out / f"raw-{test}"
+
+
+def _secret(target: Target) -> str:
+    """The secret for requests only a tcpeval server answers (UDP trains, its disk)."""
+    if target.secret_file is None:
+        raise ProbeError("only a tcpeval probe server answers this request, not iperf3")
+    return target.secret_file
 
 
 def _goodput_bps(result: Result) -> float:
@@ -199,9 +225,22 @@ def _disk(target: Target, path: Path, size_bytes: int, out: Path) -> dict[str, A
     return run_disk(settings, out / "disk", target.wrapper)
 
 
+def _server_disk_or_note(
+    target: Target, size_bytes: int, out: Path, timer: _Timer, notes: list[str]
+) -> dict[str, Any] | None:
+    if target.iperf3:
+        notes.append("the server's disk was not measured: iperf3 does not measure disks")
+        return None
+    try:
+        return timer.step("server disk", lambda: _server_disk(target, size_bytes, out))
+    except ProbeError as e:
+        notes.append(f"the server's disk was not measured: {e}")
+        return None
+
+
 def _server_disk(target: Target, size_bytes: int, out: Path) -> dict[str, Any]:
     settings = DiskSettings(
-        server=target.server, secret_file=target.secret_file, size=f"{size_bytes}B", block="1MiB"
+        server=target.server, secret_file=_secret(target), size=f"{size_bytes}B", block="1MiB"
     )
     return run_disk(settings, out / "server-disk", target.wrapper)
 

@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from tcpeval.diagnose.evidence import Evidence
 from tcpeval.diagnose.measure import Runs
-from tcpeval.diagnose.verdict import Verdict
 from tcpeval.report.figure_files import save_figure
 from tcpeval.report.html import png_data_uri, templates
+
+if TYPE_CHECKING:
+    from tcpeval.diagnose.diagnosis import Diagnosis
 
 TEMPLATE = "diagnosis.html.j2"
 # Goodput is drawn over bins this long: 10 ms samples of a real path are too noisy to read.
@@ -58,14 +60,16 @@ def write_figures(figures: Figures, directory: Path, formats: Sequence[str]) -> 
     ]
 
 
-def render(host: str, verdict: Verdict, evidence: Evidence, runs: Runs, figures: Figures) -> str:
+def render(host: str, diagnosis: Diagnosis, runs: Runs, figures: Figures) -> str:
     return (
         templates()
         .get_template(TEMPLATE)
         .render(
             host=host,
-            verdict=verdict,
-            evidence=evidence,
+            verdict=diagnosis.verdict,
+            evidence=diagnosis.evidence,
+            missing=diagnosis.missing,
+            verification=diagnosis.verification,
             steps=runs.step_seconds,
             figures={caption: png_data_uri(figure) for caption, figure in figures.values()},
             generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

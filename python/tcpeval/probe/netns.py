@@ -96,22 +96,7 @@ class Lab:
         return process
 
     def wait_listening(self, server: subprocess.Popen[str], ns: str, port: int) -> None:
-        """Waits until `server`, started in `ns`, listens on TCP `port`: one that prints
-        nothing once bound (`iperf3 -s -J`) is ready only then, and how long it takes to start
-        depends on the load. Raises if it exits first or is not listening within 10 s."""
-        deadline = time.monotonic() + LISTEN_TIMEOUT_S
-        while not self.in_ns(ns, "ss", "-Hltn", f"sport = :{port}").strip():
-            if server.poll() is not None:
-                _, err = server.communicate()
-                raise LabError(
-                    f"the server in {ns} exited {server.returncode} before listening on port "
-                    f"{port}: {err.strip()}"
-                )
-            if time.monotonic() > deadline:
-                raise LabError(
-                    f"nothing listened on port {port} in {ns} within {LISTEN_TIMEOUT_S} s"
-                )
-            time.sleep(0.05)
+        wait_listening(server, ns, port)
 
     def server(self, ns: str, ip: str, secret: Path, *limits: str) -> str:
         """Starts `tcpeval-probe serve` in `ns` on an ephemeral port; returns HOST:PORT."""
@@ -149,3 +134,20 @@ def secret_file(directory: Path, name: str = "secret") -> Path:
     path.write_text(secrets.token_hex(32) + "\n")
     path.chmod(0o600)
     return path
+
+
+def wait_listening(server: subprocess.Popen[str], ns: str, port: int) -> None:
+    """Waits until `server`, started in `ns`, listens on TCP `port`: one that prints
+    nothing once bound (`iperf3 -s -J`) is ready only then, and how long it takes to start
+    depends on the load. Raises if it exits first or is not listening within 10 s."""
+    deadline = time.monotonic() + LISTEN_TIMEOUT_S
+    while not ns_sh(ns, "ss", "-Hltn", f"sport = :{port}").strip():
+        if server.poll() is not None:
+            _, err = server.communicate()
+            raise LabError(
+                f"the server in {ns} exited {server.returncode} before listening on port "
+                f"{port}: {err.strip()}"
+            )
+        if time.monotonic() > deadline:
+            raise LabError(f"nothing listened on port {port} in {ns} within {LISTEN_TIMEOUT_S} s")
+        time.sleep(0.05)
