@@ -5,7 +5,13 @@ an iperf3 server"): the TCP tests' sender-side TCP_INFO and the near end's CPU. 
 
 from __future__ import annotations
 
-from tcpeval.diagnose.evidence import Evidence, PathEvidence, _cpu, _disk, tcp_evidence
+from tcpeval.diagnose.evidence import (
+    Evidence,
+    PathEvidence,
+    cpu_evidence,
+    disk_evidence,
+    tcp_evidence,
+)
 from tcpeval.diagnose.measure import Runs
 
 MISSING_AGAINST_IPERF3 = (
@@ -29,7 +35,7 @@ def client_side_evidence(runs: Runs) -> Evidence:
     single, multi = tcp_evidence(runs.single), tcp_evidence(runs.multi)
     busier = runs.single if single.goodput_bps >= multi.goodput_bps else runs.multi
     tcp_wire_bps = max(single.wire_bps, multi.wire_bps)
-    disk = _disk("client", runs.disk)
+    disk = disk_evidence("client", runs.disk)
     return Evidence(
         path=PathEvidence(
             capacity_bps=tcp_wire_bps,
@@ -42,7 +48,7 @@ def client_side_evidence(runs: Runs) -> Evidence:
         ),
         single=single,
         multi=multi,
-        cpu=_cpu(busier),
+        cpu=cpu_evidence(busier),
         disks=[disk] if disk is not None else [],
         notes=runs.notes,
     )

@@ -210,10 +210,13 @@ def gather(runs: Runs) -> Evidence:
         path=_path(runs, max(single.wire_bps, multi.wire_bps)),
         single=single,
         multi=multi,
-        cpu=_cpu(busier),
+        cpu=cpu_evidence(busier),
         disks=[
             disk
-            for disk in (_disk("client", runs.disk), _disk("server", runs.server_disk))
+            for disk in (
+                disk_evidence("client", runs.disk),
+                disk_evidence("server", runs.server_disk),
+            )
             if disk is not None
         ],
         notes=runs.notes,
@@ -322,7 +325,8 @@ def _share(part: float, whole: float) -> float:
     return float(min(1.0, part / whole)) if whole > 0 else 0.0
 
 
-def _cpu(result: Result) -> list[CpuEvidence]:
+def cpu_evidence(result: Result) -> list[CpuEvidence]:
+    """Each end's CPUs during `result`, where its report has intervals."""
     cpu = result.summary["backend"]["details"].get("cpu") or {}
     sender = result.summary["backend"]["details"]["sender"]
     found = []
@@ -361,7 +365,7 @@ def _cpu_end(end: End, role: Role, report: dict[str, Any]) -> CpuEvidence:
     )
 
 
-def _disk(end: End, report: dict[str, Any] | None) -> DiskEvidence | None:
+def disk_evidence(end: End, report: dict[str, Any] | None) -> DiskEvidence | None:
     if report is None or not report["passes"]:
         return None
     buffered = [p for p in report["passes"] if not p["direct"]] or report["passes"]

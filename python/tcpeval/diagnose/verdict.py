@@ -143,6 +143,11 @@ def _goodput_line(e: Evidence) -> str:
 
 def _udp_line(e: Evidence) -> str:
     p = e.path
+    if p.udp_sent == 0 and p.burst_sent == 0:
+        return (
+            f"path capacity: no UDP train (a stock iperf3 server); TCP's best, "
+            f"{_mbps(p.capacity_bps)} on the wire, is a lower bound"
+        )
     bound = ""
     if p.udp_sender_limited:
         bound = ", a lower bound: the sender was slower"
