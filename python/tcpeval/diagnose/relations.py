@@ -108,6 +108,9 @@ UNSCALED_WINDOW_BYTES = 65_535
 # Of the retransmissions, the share the receiver reported as duplicates (DSACK, RFC 2883):
 # above half, the losses TCP reacted to were mostly reordering.
 SPURIOUS_SHARE = 0.5
+# Reordering events this share of the retransmissions or more: the path's reordering, not
+# its drops, set them off.
+REORDERED_SHARE = 0.1
 # A path that drops large packets carries small ones: nearly all of the small train arrives
 # (a receiver too starved to read loses both).
 SMALL_ARRIVE = 0.9
@@ -124,7 +127,7 @@ def fits(e: Evidence) -> list[Fit]:
     """Every relation the evidence allows, tried."""
     tried = [_disk(e), _mtu_black_hole(e), _path_capacity(e), _policer(e)]
     tried += [_cpu(e, c) for c in e.cpu]
-    tried += [_receiver_window(e), _send_buffer(e), _loss(e), _idle_restart(e)]
+    tried += [_receiver_window(e), _send_buffer(e), _loss(e), _reordering(e), _idle_restart(e)]
     return [fit for fit in tried if fit is not None]
 
 
@@ -240,9 +243,9 @@ def _policer(e: Evidence) -> Fit | None:
     bursty = measured_bps(e) > (1 + LOSS_BAND.above) * mathis
     return _unless(
         fit,
-        queueing_ms < UNQUEUED_SHARE * s.min_rtt_ms and (paced or bursty),
-        "not losses without queueing at a rate ceiling (a queue delays before it drops, "
-        "random loss follows Mathis)",
+        queueing_ms < UNQUEUED_SHARE * s.min_rtt_ms and (paced or bursty) and not _reordered(e),
+        "not losses without queueing or reordering at a rate ceiling (a queue delays before "
+        "it drops, random loss follows Mathis, a bucket keeps the order)",
     )
 
 
@@ -324,9 +327,9 @@ def _send_buffer(e: Evidence) -> Fit | None:
 def _loss(e: Evidence) -> Fit | None:
     """The congestion window against the losses TCP met: Mathis et al. (or CUBIC's response
     function, RFC 9438 §5.2, where it is above Reno's) at the measured loss and RTT. When most
-    retransmissions were spurious (DSACK), the "losses" were reordering."""
+    retransmissions were spurious (DSACK), the "losses" were reordering (`_reordering`)."""
     s = e.single
-    if s.retransmits == 0 or s.loss_rate <= 0:
+    if s.retransmits == 0 or s.loss_rate <= 0 or _reordered(e):
         return None
     rtt_s = s.srtt_ms / 1e3
     predicted = mathis_goodput_bps(s.mss_bytes, rtt_s, s.loss_rate)
@@ -335,13 +338,45 @@ def _loss(e: Evidence) -> Fit | None:
         cubic = cubic_window_pkts(s.loss_rate, rtt_s) * s.mss_bytes * 8 / rtt_s
         if cubic > predicted:
             predicted, model = cubic, "CUBIC's response function"
-    spurious = s.spurious_share
-    reordered = spurious is not None and spurious >= SPURIOUS_SHARE
-    limit: Limit = "reordering" if reordered else "path_loss"
-    relation = f"{model} at {s.loss_rate:.1e} loss and {s.srtt_ms:.1f} ms = {_mbps(predicted)}" + (
-        "" if spurious is None else f", {spurious:.0%} of the retransmissions spurious"
+    relation = f"{model} at {s.loss_rate:.1e} loss and {s.srtt_ms:.1f} ms = {_mbps(predicted)}"
+    return _fit("path_loss", relation, predicted * s.wire_share, LOSS_BAND, e)
+
+
+def _mostly_spurious(e: Evidence) -> bool:
+    spurious = e.single.spurious_share
+    return spurious is not None and spurious >= SPURIOUS_SHARE
+
+
+def _reordered(e: Evidence) -> bool:
+    """The path reorders enough to matter: most retransmissions spurious, or reordering
+    events a sizeable share of the retransmissions (a policer or a queue drops in order)."""
+    s = e.single
+    return _mostly_spurious(e) or (s.reord_seen or 0) >= REORDERED_SHARE * s.retransmits
+
+
+def _reordering(e: Evidence) -> Fit | None:
+    """Retransmissions on a path the sender saw reorder — spurious ones the receiver
+    reported (DSACK, RFC 2883), or reordering events as common as a tenth of them: each cut
+    the window before a DSACK could undo it (RFC 8985 §6.2 widens the reordering window only
+    then). No model gives the rate this leaves; the pattern is the relation, and one stream
+    falling short of what N streams together get says the limit is the connection's, not
+    the path's."""
+    s = e.single
+    if s.retransmits == 0 or not s.reord_seen:
+        return None
+    best = max(e.path.capacity_bps, e.multi.wire_bps)
+    holds = _reordered(e) and measured_bps(e) < (1 - CAPACITY_BAND.below) * best
+    return Fit(
+        limit="reordering",
+        relation=f"{s.dsack_dups or 0} of {s.retransmits} retransmissions spurious (DSACK), "
+        f"{s.reord_seen} reordering events seen",
+        predicted_bps=None,
+        measured_bps=measured_bps(e),
+        residual=None,
+        holds=holds,
+        reason=f"one stream {_mbps(measured_bps(e))} against {_mbps(best)} for the path",
+        closeness=0.0 if holds else math.inf,
     )
-    return _fit(limit, relation, predicted * s.wire_share, LOSS_BAND, e)
 
 
 def _idle_restart(e: Evidence) -> Fit | None:

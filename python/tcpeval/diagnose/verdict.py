@@ -44,10 +44,10 @@ CAUSE_RANK: dict[Limit, int] = {
     "disk": 0,
     "mtu_black_hole": 0,
     "path_capacity": 1,
-    "policer": 1,
+    "policer": 2,
 }
-CPU_RANK = 2
-SYMPTOM_RANK = 3
+CPU_RANK = 3
+SYMPTOM_RANK = 4
 # A thread of the transfer waited for a CPU at least this share of the time: worth showing.
 CONTENDED = 0.02
 
