@@ -159,6 +159,21 @@ def _fit(limit: Limit, relation: str, predicted: float, band: Band, e: Evidence)
     )
 
 
+def _pattern(limit: Limit, relation: str, holds: bool, reason: str, e: Evidence) -> Fit:
+    """A relation no model turns into a rate: the pattern is the evidence, and it holds or
+    not."""
+    return Fit(
+        limit=limit,
+        relation=relation,
+        predicted_bps=None,
+        measured_bps=measured_bps(e),
+        residual=None,
+        holds=holds,
+        reason=reason,
+        closeness=0.0 if holds else math.inf,
+    )
+
+
 def _unless(fit: Fit, corroborated: bool, missing: str) -> Fit:
     """A rate that fits is not enough when the pattern naming the cause is absent."""
     if corroborated:
@@ -196,20 +211,12 @@ def _mtu_black_hole(e: Evidence) -> Fit | None:
     if small is None:
         return None
     holds = e.path.burst_received == 0 and small.received >= SMALL_ARRIVE * small.sent
-    return Fit(
-        limit="mtu_black_hole",
-        relation=f"{e.path.burst_datagram_bytes} B datagrams: {e.path.burst_received} of "
-        f"{e.path.burst_sent} arrive; "
-        f"{small.size_bytes} B: {small.received} of {small.sent}",
-        predicted_bps=None,
-        measured_bps=measured_bps(e),
-        residual=None,
-        holds=holds,
-        reason="large packets are lost, small ones are not"
-        if holds
-        else "small datagrams are lost too",
-        closeness=0.0 if holds else math.inf,
+    relation = (
+        f"{e.path.burst_datagram_bytes} B datagrams: {e.path.burst_received} of "
+        f"{e.path.burst_sent} arrive; {small.size_bytes} B: {small.received} of {small.sent}"
     )
+    reason = "large packets are lost, small ones are not" if holds else "small ones are lost too"
+    return _pattern("mtu_black_hole", relation, holds, reason, e)
 
 
 def _path_capacity(e: Evidence) -> Fit | None:
@@ -296,17 +303,12 @@ def _receiver_application(e: Evidence) -> Fit:
     until the application reads. The rate is the application's; no window predicts it."""
     s = e.single
     holds = s.rwnd_limited >= RWND_HELD
-    return Fit(
-        limit="receiver_application",
-        relation=f"the advertised window closed (under two segments) in {s.zero_window:.0%} "
-        "of the samples: the receiving application left its buffer full",
-        predicted_bps=None,
-        measured_bps=measured_bps(e),
-        residual=None,
-        holds=holds,
-        reason=f"rwnd-limited {s.rwnd_limited:.0%} of the sender's busy time",
-        closeness=0.0 if holds else math.inf,
+    relation = (
+        f"the advertised window closed (under two segments) in {s.zero_window:.0%} of the "
+        "samples: the receiving application left its buffer full"
     )
+    reason = f"rwnd-limited {s.rwnd_limited:.0%} of the sender's busy time"
+    return _pattern("receiver_application", relation, holds, reason, e)
 
 
 def _send_buffer(e: Evidence) -> Fit | None:
@@ -366,17 +368,12 @@ def _reordering(e: Evidence) -> Fit | None:
         return None
     best = max(e.path.capacity_bps, e.multi.wire_bps)
     holds = _reordered(e) and measured_bps(e) < (1 - CAPACITY_BAND.below) * best
-    return Fit(
-        limit="reordering",
-        relation=f"{s.dsack_dups or 0} of {s.retransmits} retransmissions spurious (DSACK), "
-        f"{s.reord_seen} reordering events seen",
-        predicted_bps=None,
-        measured_bps=measured_bps(e),
-        residual=None,
-        holds=holds,
-        reason=f"one stream {_mbps(measured_bps(e))} against {_mbps(best)} for the path",
-        closeness=0.0 if holds else math.inf,
+    relation = (
+        f"{s.dsack_dups or 0} of {s.retransmits} retransmissions spurious (DSACK), "
+        f"{s.reord_seen} reordering events seen"
     )
+    reason = f"one stream {_mbps(measured_bps(e))} against {_mbps(best)} for the path"
+    return _pattern("reordering", relation, holds, reason, e)
 
 
 def _idle_restart(e: Evidence) -> Fit | None:
