@@ -7,6 +7,7 @@ import math
 
 from tcpeval.diagnose.evidence import Evidence
 from tcpeval.diagnose.relations import Limit
+from tcpeval.diagnose.wording import mbps, size_text
 
 # Buffers for a window of twice the BDP: Linux advertises about half of a receive buffer
 # as window (tcp_adv_win_scale), and a send buffer holds unacknowledged and unsent data.
@@ -108,8 +109,8 @@ def _buffers(e: Evidence, kind: str, end: str) -> list[str]:
     return [
         f"on the {end}: sysctl -w net.core.{kind}_max={size} "
         f"net.ipv4.tcp_{kind}='4096 {default} {size}'",
-        f"(twice the path's BDP: {_mbps(e.path.capacity_bps)} × {e.single.min_rtt_ms:.1f} ms "
-        f"= {_bytes(bdp_bytes)}; applications that set SO_{'RCV' if kind == 'rmem' else 'SND'}"
+        f"(twice the path's BDP: {mbps(e.path.capacity_bps)} × {e.single.min_rtt_ms:.1f} ms "
+        f"= {size_text(bdp_bytes)}; applications that set SO_{'RCV' if kind == 'rmem' else 'SND'}"
         "BUF themselves need the same size)",
     ]
 
@@ -119,12 +120,12 @@ def _path_loss(e: Evidence, predictions: dict[str, float]) -> list[str]:
     mathis = s.mathis_bps or 0.0
     streams = loss_streams(e)
     advice = [
-        f"{streams} parallel streams: each gets about {_mbps(mathis)} at this loss and RTT "
-        f"(Mathis), {streams} together fill {_mbps(e.path.capacity_bps)}",
+        f"{streams} parallel streams: each gets about {mbps(mathis)} at this loss and RTT "
+        f"(Mathis), {streams} together fill {mbps(e.path.capacity_bps)}",
     ]
     if predictions:
         best = max(predictions, key=lambda cc: predictions[cc])
-        table = ", ".join(f"{cc} {_mbps(v)}" for cc, v in sorted(predictions.items()))
+        table = ", ".join(f"{cc} {mbps(v)}" for cc, v in sorted(predictions.items()))
         advice.append(
             f"a stack suited to the path, predicted by the simulator: {table} (best: {best})"
         )
@@ -133,11 +134,3 @@ def _path_loss(e: Evidence, predictions: dict[str, float]) -> list[str]:
         "pacing (fq qdisc or SO_MAX_PACING_RATE) to avoid the bursts that lose packets",
         f"a larger MTU: Mathis's rate grows with the MSS ({s.mss_bytes} B now)",
     ]
-
-
-def _mbps(bps: float) -> str:
-    return f"{bps / 1e6:.1f} Mb/s"
-
-
-def _bytes(n: float) -> str:
-    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"

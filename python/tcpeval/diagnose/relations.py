@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from tcpeval.diagnose.evidence import CpuEvidence, Evidence
 from tcpeval.diagnose.idle import idle_restart
+from tcpeval.diagnose.wording import mbps, size_text
 from tcpeval.models import cubic_window_pkts, mathis_goodput_bps
 
 Limit = Literal[
@@ -144,7 +145,7 @@ def _fit(limit: Limit, relation: str, predicted: float, band: Band, e: Evidence)
     residual = measured / predicted - 1 if predicted > 0 else math.inf
     closeness = band.closeness(residual)
     holds = closeness <= 1
-    reason = f"measured {_mbps(measured)} against {_mbps(predicted)}: {residual:+.0%}" + (
+    reason = f"measured {mbps(measured)} against {mbps(predicted)}: {residual:+.0%}" + (
         "" if holds else f", outside {-band.below:+.0%}..{band.above:+.0%}"
     )
     return Fit(
@@ -193,12 +194,12 @@ def _disk(e: Evidence) -> Fit | None:
     return Fit(
         limit="disk",
         relation=f"disk-to-disk ≈ the {slowest.end}'s {slowest.path} {action} at "
-        f"{_mbps(slowest.transfer_bps)}",
+        f"{mbps(slowest.transfer_bps)}",
         predicted_bps=slowest.transfer_bps,
         measured_bps=network,
         residual=network / slowest.transfer_bps - 1 if slowest.transfer_bps else None,
         holds=holds,
-        reason=f"the network carries {_mbps(network)}"
+        reason=f"the network carries {mbps(network)}"
         + (", more than the disk" if holds else ", no more than the disk"),
         closeness=0.0 if holds else math.inf,
     )
@@ -224,7 +225,7 @@ def _path_capacity(e: Evidence) -> Fit | None:
     link was full."""
     if not e.path.capacity_known:
         return None
-    relation = f"one stream ≈ the path's capacity, {_mbps(e.path.capacity_bps)} (UDP train)"
+    relation = f"one stream ≈ the path's capacity, {mbps(e.path.capacity_bps)} (UDP train)"
     return _fit("path_capacity", relation, e.path.capacity_bps, CAPACITY_BAND, e)
 
 
@@ -242,7 +243,7 @@ def _policer(e: Evidence) -> Fit | None:
     source = "the paced UDP train" if paced else "TCP's delivery rate, 90th percentile"
     queueing_ms = s.srtt_ms - s.min_rtt_ms
     relation = (
-        f"one stream ≈ the policed rate, {_mbps(rate)} ({source}); {s.loss_rate:.1%} of "
+        f"one stream ≈ the policed rate, {mbps(rate)} ({source}); {s.loss_rate:.1%} of "
         f"segments lost with {queueing_ms:.1f} ms of queueing"
     )
     fit = _fit("policer", relation, rate, POLICER_BAND, e)
@@ -282,7 +283,7 @@ def _receiver_window(e: Evidence) -> Fit:
     negotiated is the window scale, otherwise the receive buffer."""
     s = e.single
     window = s.advertised_window_mean_bytes
-    relation = f"advertised window / RTT = {_bytes(window)} / {s.srtt_ms:.1f} ms"
+    relation = f"advertised window / RTT = {size_text(window)} / {s.srtt_ms:.1f} ms"
     if s.zero_window >= CLOSED_SHARE:
         return _receiver_application(e)
     predicted = window * 8 / (s.srtt_ms / 1e3) if s.srtt_ms > 0 else 0.0
@@ -316,7 +317,7 @@ def _send_buffer(e: Evidence) -> Fit | None:
     held = min(1.0, s.sndbuf_limited + s.app_limited)
     if s.send_buffer_bytes is None:
         return None
-    relation = f"send buffer / RTT = {_bytes(s.send_buffer_bytes)} / {s.srtt_ms:.1f} ms"
+    relation = f"send buffer / RTT = {size_text(s.send_buffer_bytes)} / {s.srtt_ms:.1f} ms"
     predicted = s.send_buffer_bytes * 8 / (s.srtt_ms / 1e3) if s.srtt_ms > 0 else 0.0
     fit = _fit("send_buffer", relation, predicted, SEND_BUFFER_BAND, e)
     return _unless(
@@ -340,7 +341,7 @@ def _loss(e: Evidence) -> Fit | None:
         cubic = cubic_window_pkts(s.loss_rate, rtt_s) * s.mss_bytes * 8 / rtt_s
         if cubic > predicted:
             predicted, model = cubic, "CUBIC's response function"
-    relation = f"{model} at {s.loss_rate:.1e} loss and {s.srtt_ms:.1f} ms = {_mbps(predicted)}"
+    relation = f"{model} at {s.loss_rate:.1e} loss and {s.srtt_ms:.1f} ms = {mbps(predicted)}"
     return _fit("path_loss", relation, predicted * s.wire_share, LOSS_BAND, e)
 
 
@@ -372,7 +373,7 @@ def _reordering(e: Evidence) -> Fit | None:
         f"{s.dsack_dups or 0} of {s.retransmits} retransmissions spurious (DSACK), "
         f"{s.reord_seen} reordering events seen"
     )
-    reason = f"one stream {_mbps(measured_bps(e))} against {_mbps(best)} for the path"
+    reason = f"one stream {mbps(measured_bps(e))} against {mbps(best)} for the path"
     return _pattern("reordering", relation, holds, reason, e)
 
 
@@ -400,11 +401,3 @@ def _idle_restart(e: Evidence) -> Fit | None:
         closeness=0.0 if finding.holds else math.inf,
         corroborated=idle.cwnd_after_idle_pkts is not None,
     )
-
-
-def _mbps(bps: float) -> str:
-    return f"{bps / 1e6:.1f} Mb/s"
-
-
-def _bytes(n: float) -> str:
-    return f"{n / (1 << 20):.2f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"

@@ -20,6 +20,7 @@ from tcpeval.diagnose.advice import advice_for
 from tcpeval.diagnose.evidence import CpuEvidence, Evidence
 from tcpeval.diagnose.idle import idle_restart
 from tcpeval.diagnose.relations import Fit, Limit, fits, measured_bps
+from tcpeval.diagnose.wording import mbps
 
 TITLES: dict[Limit, str] = {
     "disk": "disk limited",
@@ -115,7 +116,7 @@ def _headline(ranked: list[Fit]) -> str:
 
 
 def _unexplained(e: Evidence, tried: list[Fit]) -> str:
-    line = f"no limit explains {_mbps(measured_bps(e))} on the wire"
+    line = f"no limit explains {mbps(measured_bps(e))} on the wire"
     candidates = [f for f in tried if f.corroborated]
     if candidates:
         closest = min(candidates, key=lambda f: f.closeness)
@@ -133,8 +134,8 @@ def _cpu_end(e: Evidence, fit: Fit) -> str:
 
 def _goodput_line(e: Evidence) -> str:
     return (
-        f"TCP: 1 stream {_mbps(e.single.goodput_bps)}, {e.multi.streams} streams "
-        f"{_mbps(e.multi.goodput_bps)}; RTT {e.single.min_rtt_ms:.1f} ms min, "
+        f"TCP: 1 stream {mbps(e.single.goodput_bps)}, {e.multi.streams} streams "
+        f"{mbps(e.multi.goodput_bps)}; RTT {e.single.min_rtt_ms:.1f} ms min, "
         f"{e.single.srtt_ms:.1f} ms smoothed; retransmitted {e.single.retransmits} of "
         f"{e.single.segments_sent} segments; rwnd-limited {e.single.rwnd_limited:.0%}, "
         f"sndbuf-limited {e.single.sndbuf_limited:.0%} of the busy time"
@@ -146,7 +147,7 @@ def _udp_line(e: Evidence) -> str:
     if p.udp_sent == 0 and p.burst_sent == 0:
         return (
             f"path capacity: no UDP train (a stock iperf3 server); TCP's best, "
-            f"{_mbps(p.capacity_bps)} on the wire, is a lower bound"
+            f"{mbps(p.capacity_bps)} on the wire, is a lower bound"
         )
     bound = ""
     if p.udp_sender_limited:
@@ -154,8 +155,8 @@ def _udp_line(e: Evidence) -> str:
     elif not p.capacity_known:
         bound = ", a lower bound: TCP got more through"
     return (
-        f"path capacity {_mbps(p.capacity_bps)}: UDP back-to-back train "
-        f"{_mbps(p.udp_capacity_bps)}{bound}; UDP loss {p.udp_lost}/{p.udp_sent} at half of it"
+        f"path capacity {mbps(p.capacity_bps)}: UDP back-to-back train "
+        f"{mbps(p.udp_capacity_bps)}{bound}; UDP loss {p.udp_lost}/{p.udp_sent} at half of it"
     )
 
 
@@ -192,7 +193,3 @@ def _contention_line(c: CpuEvidence) -> str | None:
         f"the time while its busiest ran {c.busiest_thread:.0%} of a core"
         + (f"; other programs on this end, in shares of a core: {others}" if others else "")
     )
-
-
-def _mbps(bps: float) -> str:
-    return f"{bps / 1e6:.1f} Mb/s"

@@ -24,6 +24,7 @@ from tcpeval.diagnose.evidence import TCP_IP_HEADER_BYTES, Evidence, tcp_evidenc
 from tcpeval.diagnose.host_sysctls import SysctlChange, apply_near_sysctls
 from tcpeval.diagnose.measure import Target, tcp_test
 from tcpeval.diagnose.remedy import Remedies, Remedy, remedies
+from tcpeval.diagnose.wording import mbps
 from tcpeval.probe.driver import ProbeError
 from tcpeval.result import Result
 
@@ -137,7 +138,7 @@ def _check(
         predicted, basis = _window_prediction(granted, share_run, e.single.srtt_ms, capacity)
     elif remedy.setting == "streams":
         predicted = int(remedy.value) * before_bps
-        basis = f"{remedy.value} × the one stream's {_mbps(before_bps)}"
+        basis = f"{remedy.value} × the one stream's {mbps(before_bps)}"
         predicted, basis = _capped(predicted, basis, capacity)
     else:
         predicted = predictions.get(str(remedy.value))
@@ -190,7 +191,7 @@ def _window_prediction(
 def _capped(rate: float, basis: str, capacity: float | None) -> tuple[float, str]:
     if capacity is None:
         return rate, f"{basis} (the capacity is unknown: not capped by it)"
-    return min(rate, capacity), f"min(capacity {_mbps(capacity)}, {basis})"
+    return min(rate, capacity), f"min(capacity {mbps(capacity)}, {basis})"
 
 
 def _share_run(result: Result) -> ShareRun:
@@ -246,7 +247,3 @@ def _not_applied(plan: Remedies, apply_host: bool) -> list[str]:
 
 def _goodput_bps(result: Result) -> float:
     return sum(f["goodput_mbps"] for f in result.summary["flows"]) * 1e6
-
-
-def _mbps(bps: float) -> str:
-    return f"{bps / 1e6:.1f} Mb/s"
